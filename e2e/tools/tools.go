@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package tools pins the test control plane built by `make tools`: kube-apiserver and etcd,
+// compiled from the Go module proxy because envtest's downloader needs the internet.
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+)

@@ -1,0 +1,57 @@
+// Package bootstrap holds what every Sluice controller binary shares: the common flags of
+// DESIGN.md section 5 (built from fluxcd/pkg/runtime option sets where they exist) and the
+// controller-runtime manager they configure. Each main.go only adds its own flags and reconcilers.
+package bootstrap
+
+import (
+	goflag "flag"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/client"
+	"github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/jitter"
+	"github.com/fluxcd/pkg/runtime/leaderelection"
+	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/spf13/pflag"
+)
+
+// Options are the flags every controller has.
+type Options struct {
+	MetricsAddr           string
+	HealthAddr            string
+	Concurrent            int
+	RequeueDependency     time.Duration
+	WatchAllNamespaces    bool
+	WatchLabelSelector    string
+	DefaultServiceAccount string
+
+	Logger         logger.Options
+	LeaderElection leaderelection.Options
+	Client         client.Options
+	RateLimiter    controller.RateLimiterOptions
+	Jitter         jitter.IntervalOptions
+}
+
+// BindFlags registers the common flags on fs, plus the Go flags controller-runtime registers
+// (--kubeconfig). impersonation adds --default-service-account for controllers that impersonate.
+func (o *Options) BindFlags(fs *pflag.FlagSet, impersonation bool) {
+	fs.StringVar(&o.MetricsAddr, "metrics-addr", ":8080", "The address the Prometheus metrics endpoint binds to.")
+	fs.StringVar(&o.HealthAddr, "health-addr", ":9440", "The address the health endpoints (/healthz, /readyz) bind to.")
+	fs.IntVar(&o.Concurrent, "concurrent", 4, "The number of concurrent reconciles per kind.")
+	fs.DurationVar(&o.RequeueDependency, "requeue-dependency", 30*time.Second,
+		"The interval at which an object waiting on a dependency is retried.")
+	fs.BoolVar(&o.WatchAllNamespaces, "watch-all-namespaces", true,
+		"Watch objects in all namespaces; when false, only in the namespace of the controller (RUNTIME_NAMESPACE).")
+	fs.StringVar(&o.WatchLabelSelector, "watch-label-selector", "",
+		"Watch only the objects of this controller's kinds that match this label selector.")
+	if impersonation {
+		fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "",
+			"The service account impersonated when an object does not name one.")
+	}
+	o.Logger.BindFlags(fs)
+	o.LeaderElection.BindFlags(fs)
+	o.Client.BindFlags(fs)
+	o.RateLimiter.BindFlags(fs)
+	o.Jitter.BindFlags(fs)
+	fs.AddGoFlagSet(goflag.CommandLine)
+}

@@ -1,0 +1,178 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// GateState is what the evaluation found for one referenced gate.
+// +kubebuilder:object:generate=false
+type GateState struct {
+	// Ref is the reference as written in the spec.
+	Ref string
+	// Gate is the Gate the reference resolves to.
+	Gate types.NamespacedName
+	// Opened is true only for an existing gate whose Opened condition is True.
+	Opened bool
+	// Found is false when no Gate of that name exists.
+	Found bool
+	// Evaluated is false when the Gate has no Opened condition yet.
+	Evaluated bool
+	// NextOpening is when a closed gate opens by itself, when its status says so.
+	NextOpening *time.Time
+}
+
+// Result is the outcome of evaluating a Gates spec.
+// +kubebuilder:object:generate=false
+type Result struct {
+	Require Requirement
+	Gates   []GateState
+	// Open is true when the object may go ahead.
+	Open bool
+}
+
+// Evaluate reads the Gate objects that gates refers to (bare names in namespace) and says whether
+// the object that carries it may go ahead. An empty spec is open. A missing gate, or a gate the
+// gating-controller has not evaluated yet, counts as closed. Only API errors other than
+// not-found are returned.
+func Evaluate(ctx context.Context, reader client.Reader, namespace string, gates *Gates) (Result, error) {
+	res := Result{Require: gates.Requirement(), Open: true}
+	if gates == nil || len(gates.Refs) == 0 {
+		return res, nil
+	}
+	opened := 0
+	for _, ref := range gates.Refs {
+		st, err := readGate(ctx, reader, namespace, ref)
+		if err != nil {
+			return Result{}, err
+		}
+		if st.Opened {
+			opened++
+		}
+		res.Gates = append(res.Gates, st)
+	}
+	switch res.Require {
+	case RequireOneOf:
+		res.Open = opened > 0
+	default:
+		res.Open = opened == len(res.Gates)
+	}
+	return res, nil
+}
+
+func readGate(ctx context.Context, reader client.Reader, namespace, ref string) (GateState, error) {
+	st := GateState{Ref: ref, Gate: ResolveRef(namespace, ref)}
+	gate := &unstructured.Unstructured{}
+	gate.SetGroupVersionKind(GateGVK)
+	if err := reader.Get(ctx, st.Gate, gate); err != nil {
+		if apierrors.IsNotFound(err) {
+			return st, nil
+		}
+		return st, fmt.Errorf("reading gate '%s': %w", st.Gate, err)
+	}
+	st.Found = true
+	cond := conditions.Get(conditions.UnstructuredGetter(gate), OpenedCondition)
+	if cond == nil || cond.Status == metav1.ConditionUnknown {
+		return st, nil
+	}
+	st.Evaluated = true
+	st.Opened = cond.Status == metav1.ConditionTrue
+	if !st.Opened {
+		if s, ok, _ := unstructured.NestedString(gate.Object, "status", NextTransitionField); ok {
+			if t, err := time.Parse(time.RFC3339, s); err == nil {
+				st.NextOpening = &t
+			}
+		}
+	}
+	return st, nil
+}
+
+// Closed returns the gates that keep the object from going ahead.
+func (r Result) Closed() []GateState {
+	var closed []GateState
+	for _, g := range r.Gates {
+		if !g.Opened {
+			closed = append(closed, g)
+		}
+	}
+	return closed
+}
+
+// Message says why the object is blocked, naming every closed gate and when it opens if known,
+// e.g. "Reconciliation is blocked as gate 'flux-system/change-freeze' is closed until
+// 2026-12-01T00:00:00Z.". It is empty when the gates are open.
+func (r Result) Message() string {
+	if r.Open {
+		return ""
+	}
+	var parts []string
+	for _, g := range r.Closed() {
+		parts = append(parts, g.describe())
+	}
+	prefix := "Reconciliation is blocked as "
+	if r.Require == RequireOneOf && len(r.Gates) > 1 {
+		prefix = "Reconciliation is blocked as none of its gates is opened: "
+	}
+	return prefix + joinAnd(parts) + "."
+}
+
+func (g GateState) describe() string {
+	switch {
+	case !g.Found:
+		return fmt.Sprintf("gate '%s' does not exist", g.Gate)
+	case !g.Evaluated:
+		return fmt.Sprintf("gate '%s' has not been evaluated by the gating-controller yet", g.Gate)
+	case g.NextOpening != nil:
+		return fmt.Sprintf("gate '%s' is closed until %s", g.Gate, g.NextOpening.UTC().Format(time.RFC3339))
+	default:
+		return fmt.Sprintf("gate '%s' is closed", g.Gate)
+	}
+}
+
+func joinAnd(parts []string) string {
+	if len(parts) <= 1 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// NextOpening is the earliest time at which the object would be released by itself, when the
+// statuses of its closed gates tell: the latest opening for `all`, the earliest for `oneOf`.
+func (r Result) NextOpening() *time.Time {
+	if r.Open {
+		return nil
+	}
+	var next *time.Time
+	for _, g := range r.Closed() {
+		switch {
+		case g.NextOpening == nil && r.Require != RequireOneOf:
+			return nil // an `all` spec waits on a gate with no known opening
+		case g.NextOpening == nil:
+			continue
+		case next == nil,
+			r.Require == RequireOneOf && g.NextOpening.Before(*next),
+			r.Require != RequireOneOf && g.NextOpening.After(*next):
+			next = g.NextOpening
+		}
+	}
+	return next
+}
+
+// LogValue is the structured form logged under the key "gates" by every gated reconcile:
+// {"require": "oneOf", "status": [{"gate": "change-freeze", "closed": "true"}, ...]}.
+func (r Result) LogValue() map[string]any {
+	status := make([]map[string]string, 0, len(r.Gates))
+	for _, g := range r.Gates {
+		status = append(status, map[string]string{"gate": g.Ref, "closed": fmt.Sprint(!g.Opened)})
+	}
+	return map[string]any{"require": string(r.Require), "status": status}
+}

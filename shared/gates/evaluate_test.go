@@ -1,0 +1,121 @@
+package gates_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+)
+
+func TestEvaluate(t *testing.T) {
+	ns := newNamespace(t)
+	other := newNamespace(t)
+	freezeEnd := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	createGate(t, ns, "open-a", opened())
+	createGate(t, ns, "open-b", opened())
+	createGate(t, ns, "closed-a", closed())
+	createGate(t, ns, "change-freeze", closedUntil(freezeEnd))
+	createGate(t, ns, "new", gateState{})
+	createGate(t, other, "shared", opened())
+
+	cases := []struct {
+		name    string
+		gates   *gates.Gates
+		open    bool
+		message string
+	}{
+		{name: "no gates", gates: nil, open: true},
+		{name: "empty refs", gates: &gates.Gates{Require: gates.RequireAll}, open: true},
+		{name: "all opened", gates: &gates.Gates{Refs: []string{"open-a", "open-b"}}, open: true},
+		{
+			name:    "all with one closed until a known time",
+			gates:   &gates.Gates{Refs: []string{"open-a", "change-freeze"}},
+			message: "Reconciliation is blocked as gate '" + ns + "/change-freeze' is closed until 2026-12-01T00:00:00Z.",
+		},
+		{
+			name:  "all with two closed",
+			gates: &gates.Gates{Require: gates.RequireAll, Refs: []string{"closed-a", "open-a", "change-freeze"}},
+			message: "Reconciliation is blocked as gate '" + ns + "/closed-a' is closed and gate '" + ns +
+				"/change-freeze' is closed until 2026-12-01T00:00:00Z.",
+		},
+		{name: "oneOf with one opened", gates: &gates.Gates{Require: gates.RequireOneOf, Refs: []string{"change-freeze", "open-a"}}, open: true},
+		{
+			name:  "oneOf with none opened",
+			gates: &gates.Gates{Require: gates.RequireOneOf, Refs: []string{"change-freeze", "closed-a"}},
+			message: "Reconciliation is blocked as none of its gates is opened: gate '" + ns +
+				"/change-freeze' is closed until 2026-12-01T00:00:00Z and gate '" + ns + "/closed-a' is closed.",
+		},
+		{
+			name:    "missing gate counts as closed",
+			gates:   &gates.Gates{Refs: []string{"open-a", "nope"}},
+			message: "Reconciliation is blocked as gate '" + ns + "/nope' does not exist.",
+		},
+		{
+			name:    "gate without an Opened condition counts as closed",
+			gates:   &gates.Gates{Refs: []string{"new"}},
+			message: "Reconciliation is blocked as gate '" + ns + "/new' has not been evaluated by the gating-controller yet.",
+		},
+		{name: "cross-namespace ref", gates: &gates.Gates{Refs: []string{other + "/shared"}}, open: true},
+		{
+			name:    "cross-namespace ref is not the local gate",
+			gates:   &gates.Gates{Refs: []string{other + "/open-a"}},
+			message: "Reconciliation is blocked as gate '" + other + "/open-a' does not exist.",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			res, err := gates.Evaluate(context.Background(), env.Client, ns, tc.gates)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res.Open).To(Equal(tc.open))
+			g.Expect(res.Message()).To(Equal(tc.message))
+			if tc.gates != nil {
+				g.Expect(res.Gates).To(HaveLen(len(tc.gates.Refs)))
+			}
+		})
+	}
+}
+
+func TestEvaluateNextOpening(t *testing.T) {
+	ns := newNamespace(t)
+	early := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	late := time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC)
+	createGate(t, ns, "early", closedUntil(early))
+	createGate(t, ns, "late", closedUntil(late))
+	createGate(t, ns, "forever", closed())
+
+	eval := func(g *gates.Gates) gates.Result {
+		res, err := gates.Evaluate(context.Background(), env.Client, ns, g)
+		NewWithT(t).Expect(err).NotTo(HaveOccurred())
+		return res
+	}
+	g := NewWithT(t)
+	g.Expect(*eval(&gates.Gates{Refs: []string{"early", "late"}}).NextOpening()).To(BeTemporally("==", late))
+	g.Expect(*eval(&gates.Gates{Require: gates.RequireOneOf, Refs: []string{"early", "late"}}).NextOpening()).
+		To(BeTemporally("==", early))
+	g.Expect(eval(&gates.Gates{Refs: []string{"early", "forever"}}).NextOpening()).To(BeNil())
+	g.Expect(*eval(&gates.Gates{Require: gates.RequireOneOf, Refs: []string{"forever", "late"}}).NextOpening()).
+		To(BeTemporally("==", late))
+}
+
+func TestLogValue(t *testing.T) {
+	ns := newNamespace(t)
+	createGate(t, ns, "change-freeze", closed())
+	createGate(t, ns, "bypass-signoff", opened())
+	res, err := gates.Evaluate(context.Background(), env.Client, ns,
+		&gates.Gates{Require: gates.RequireOneOf, Refs: []string{"change-freeze", "bypass-signoff"}})
+
+	g := NewWithT(t)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Open).To(BeTrue())
+	g.Expect(res.LogValue()).To(Equal(map[string]any{
+		"require": "oneOf",
+		"status": []map[string]string{
+			{"gate": "change-freeze", "closed": "true"},
+			{"gate": "bypass-signoff", "closed": "false"},
+		},
+	}))
+}

@@ -1,0 +1,29 @@
+package gates
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// GateGVK is the kind of the objects a Gates spec refers to.
+var GateGVK = schema.GroupVersionKind{Group: "gating.toolkit.fluxcd.io", Version: "v1alpha1", Kind: "Gate"}
+
+const (
+	// OpenedCondition is the condition a Gate carries: True when the gate is opened.
+	OpenedCondition = "Opened"
+
+	// BlockedCondition is set to True on a gated object while its gates keep it from fetching or
+	// applying anything new; it is removed when the gates open.
+	BlockedCondition = "Blocked"
+
+	// GateClosedReason is the reason of the Blocked condition (and of Ready=False for an object
+	// blocked before its first success).
+	GateClosedReason = "GateClosed"
+
+	// OpenRequestAnnotation asks a Gate to open; its value is an RFC 3339 time.
+	OpenRequestAnnotation = "open.gate.fluxcd.io/requestedAt"
+
+	// CloseRequestAnnotation asks a Gate to close; its value is an RFC 3339 time.
+	CloseRequestAnnotation = "close.gate.fluxcd.io/requestedAt"
+
+	// NextTransitionField is the Gate status field (RFC 3339) telling when the gate changes state by
+	// itself next; for a closed gate it is the time it opens.
+	NextTransitionField = "nextTransitionAt"
+)
