@@ -2,10 +2,13 @@ package artifact
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -26,7 +29,9 @@ type Fetcher struct {
 const defaultMaxDownloadSize = 512 << 20
 
 // Fetch downloads url, verifies it against digest (`sha256:...`, `sha384:...` or `sha512:...`)
-// and extracts it into dir. Nothing is extracted unless the whole download verifies.
+// and extracts it into dir, which must not exist or be empty. The archive is extracted into a
+// staging directory beside dir and renamed into place only when all of it verified and extracted,
+// so a refused artifact leaves nothing behind and never a half-written dir.
 func (f *Fetcher) Fetch(ctx context.Context, url, digest, dir string) error {
 	tmp, err := os.CreateTemp("", "artifact-*.tar.gz")
 	if err != nil {
@@ -41,8 +46,22 @@ func (f *Fetcher) Fetch(ctx context.Context, url, digest, dir string) error {
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	if err := Extract(tmp, dir, f.Limits); err != nil {
+	stage, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".artifact-*")
+	if err != nil {
+		return err
+	}
+	if err := Extract(tmp, stage, f.Limits); err != nil {
+		_ = os.RemoveAll(stage)
 		return fmt.Errorf("artifact '%s': %w", url, err)
+	}
+	// os.Remove only removes an empty dir: a non-empty one is refused, never overwritten.
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		_ = os.RemoveAll(stage)
+		return fmt.Errorf("placing artifact '%s': %s must be empty: %w", url, dir, err)
+	}
+	if err := os.Rename(stage, dir); err != nil {
+		_ = os.RemoveAll(stage)
+		return fmt.Errorf("placing artifact '%s' into %s: %w", url, dir, err)
 	}
 	return nil
 }
