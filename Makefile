@@ -13,8 +13,9 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 KUSTOMIZE := $(BIN)/kustomize
 HELM := $(BIN)/helm
 KUBE_APISERVER := $(BIN)/kube-apiserver
+KUBECTL := $(BIN)/kubectl
 ETCD := $(BIN)/etcd
-TOOLS := $(KUBE_APISERVER) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM)
+TOOLS := $(KUBE_APISERVER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
@@ -25,14 +26,19 @@ all: build
 ## tools: build the pinned test and generation tools into bin/ (only those missing)
 tools: $(TOOLS)
 
-# k8s.io/kubernetes is not go-installable (its go.mod maps staging modules to ./staging), so it
-# builds from the small module in e2e/tools whose go.mod replaces them with the published releases.
-$(KUBE_APISERVER):
-	cd e2e/tools && v=$$(GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes) && minor=$$(echo $$v | cut -d. -f2) && \
-	GOWORK=off GONOSUMDB=k8s.io go build -o $@ -ldflags "\
+# k8s.io/kubernetes is not go-installable (its go.mod maps staging modules to ./staging), so its
+# commands build from the small module in e2e/tools whose go.mod replaces them with the published
+# releases; the ldflags make `--version` report the pinned release.
+KUBE_BUILD = cd e2e/tools && v=$$(GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes) && \
+	minor=$$(echo $$v | cut -d. -f2) && GOWORK=off GONOSUMDB=k8s.io go build -o $@ -ldflags "\
 	  -X k8s.io/component-base/version.gitVersion=$$v -X k8s.io/component-base/version.gitMajor=1 \
-	  -X k8s.io/component-base/version.gitMinor=$$minor -X k8s.io/client-go/pkg/version.gitVersion=$$v" \
-	  k8s.io/kubernetes/cmd/kube-apiserver
+	  -X k8s.io/component-base/version.gitMinor=$$minor -X k8s.io/client-go/pkg/version.gitVersion=$$v"
+
+$(KUBE_APISERVER):
+	$(KUBE_BUILD) k8s.io/kubernetes/cmd/kube-apiserver
+
+$(KUBECTL):
+	$(KUBE_BUILD) k8s.io/kubernetes/cmd/kubectl
 
 $(ETCD):
 	cd e2e/tools && GOWORK=off GONOSUMDB=k8s.io go build -o $@ ./etcd

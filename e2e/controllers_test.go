@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/sluice-gitops/sluice/e2e/harness"
+)
+
+// commonFlags are the flags DESIGN.md gives every controller.
+var commonFlags = []string{
+	"--metrics-addr", "--health-addr", "--enable-leader-election", "--concurrent", "--requeue-dependency",
+	"--log-level", "--log-encoding", "--watch-all-namespaces", "--watch-label-selector", "--kube-api-qps",
+	"--kube-api-burst", "--interval-jitter-percentage", "--min-retry-delay", "--max-retry-delay", "--kubeconfig",
+}
+
+func controllerHelp(t *testing.T, name string) string {
+	t.Helper()
+	out, _ := exec.Command(filepath.Join(binDir, name), "--help").CombinedOutput()
+	NewWithT(t).Expect(string(out)).To(ContainSubstring("Usage of"), "run `make build` for bin/%s", name)
+	return string(out)
+}
+
+func TestControllerHelpListsEveryFlagWithItsDefault(t *testing.T) {
+	for _, name := range harness.Controllers {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			help := controllerHelp(t, name)
+			for _, f := range commonFlags {
+				g.Expect(help).To(ContainSubstring(f+" "), f)
+			}
+			g.Expect(help).To(MatchRegexp(`--metrics-addr string\s+The address the Prometheus metrics endpoint binds to\. \(default ":8080"\)`))
+			g.Expect(help).To(MatchRegexp(`--concurrent int\s+.*\(default 4\)`))
+			g.Expect(help).To(MatchRegexp(`--max-retry-delay duration\s+.*\(default 15m0s\)`))
+			if name == "resourceset-controller" || name == "manifest-generator" {
+				g.Expect(help).To(ContainSubstring("--default-service-account"))
+			}
+		})
+	}
+}
+
+func TestControllersServeProbesAndMetricsAndStopOnSIGTERM(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	NewWithT(t).Expect(env.WriteKubeconfig(kubeconfig)).To(Succeed())
+	for _, name := range harness.Controllers {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, err := harness.StartController(binDir, name, kubeconfig, t.TempDir(), "--log-level=debug")
+			g.Expect(err).NotTo(HaveOccurred())
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			g.Expect(c.WaitReady(ctx)).To(Succeed())
+
+			g.Expect(get(t, "http://"+c.HealthAddr+"/healthz")).To(Equal("ok"))
+			g.Expect(get(t, "http://"+c.MetricsAddr+"/metrics")).To(ContainSubstring("go_goroutines"))
+
+			g.Expect(c.Stop(30*time.Second)).To(Succeed(), "a clean exit on SIGTERM")
+		})
+	}
+}
+
+func TestControllerRefusesABadFlagValue(t *testing.T) {
+	g := NewWithT(t)
+	out, err := exec.Command(filepath.Join(binDir, "gating-controller"), "--watch-label-selector=a in (", "--kubeconfig=/nonexistent").CombinedOutput()
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(string(out)).To(ContainSubstring("--watch-label-selector"))
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	NewWithT(t).Expect(resp.StatusCode).To(Equal(http.StatusOK), url)
+	return string(body)
+}

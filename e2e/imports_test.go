@@ -1,0 +1,35 @@
+package e2e
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/sluice-gitops/sluice/e2e/harness"
+)
+
+const modulePrefix = "github.com/sluice-gitops/sluice/"
+
+// Controllers talk only through the API and artifact URLs: no controller module may import
+// another controller module, in its code or its tests.
+func TestNoControllerImportsAnotherController(t *testing.T) {
+	for _, name := range harness.Controllers {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{.ImportPath}}", "./...")
+			cmd.Dir = filepath.Join(env.Root, name)
+			out, err := cmd.CombinedOutput()
+			g.Expect(err).NotTo(HaveOccurred(), string(out))
+			for _, pkg := range strings.Fields(string(out)) {
+				if !strings.HasPrefix(pkg, modulePrefix) {
+					continue
+				}
+				module, _, _ := strings.Cut(strings.TrimPrefix(pkg, modulePrefix), "/")
+				g.Expect(module).To(BeElementOf(name, "shared"), "%s imports %s", name, pkg)
+			}
+		})
+	}
+}
