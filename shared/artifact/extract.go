@@ -53,7 +53,7 @@ func Extract(r io.Reader, dir string, limits Limits) error {
 	}
 	defer root.Close()
 
-	x := extractor{root: root, remaining: limits.MaxSize}
+	x := extractor{root: root, remaining: limits.MaxSize, dirs: map[string]bool{".": true}, buf: make([]byte, 32<<10)}
 	tr := tar.NewReader(gz)
 	for files := 0; ; files++ {
 		hdr, err := tr.Next()
@@ -74,6 +74,8 @@ func Extract(r io.Reader, dir string, limits Limits) error {
 }
 
 type extractor struct {
+	dirs      map[string]bool // directories made so far, to skip repeated MkdirAll walks
+	buf       []byte          // one copy buffer for every file
 	root      *os.Root
 	remaining int64
 	links     []string
@@ -87,12 +89,12 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader, maxSize int64) error 
 	if name == "." {
 		return nil
 	}
-	if err := x.root.MkdirAll(path.Dir(name), 0o755); err != nil {
+	if err := x.mkdirAll(path.Dir(name)); err != nil {
 		return unsafeIfEscape(name, err)
 	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
-		return unsafeIfEscape(name, x.root.MkdirAll(name, 0o755))
+		return unsafeIfEscape(name, x.mkdirAll(name))
 	case tar.TypeReg:
 		return x.file(name, hdr, body, maxSize)
 	case tar.TypeSymlink:
@@ -141,7 +143,8 @@ func (x *extractor) file(name string, hdr *tar.Header, body io.Reader, maxSize i
 	if err != nil {
 		return unsafeIfEscape(name, err)
 	}
-	n, err := io.Copy(f, io.LimitReader(body, x.remaining+1))
+	// writerOnly hides os.File's ReadFrom, which would allocate a fresh buffer per file.
+	n, err := io.CopyBuffer(writerOnly{f}, io.LimitReader(body, x.remaining+1), x.buf)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -154,6 +157,21 @@ func (x *extractor) file(name string, hdr *tar.Header, body io.Reader, maxSize i
 	x.remaining -= n
 	return nil
 }
+
+// mkdirAll makes a directory (through the root) once per extraction. A directory made stays one:
+// later entries cannot replace it with a link, as creating a link or file over it fails.
+func (x *extractor) mkdirAll(name string) error {
+	if x.dirs[name] {
+		return nil
+	}
+	if err := x.root.MkdirAll(name, 0o755); err != nil {
+		return err
+	}
+	x.dirs[name] = true
+	return nil
+}
+
+type writerOnly struct{ io.Writer }
 
 // checkLinks resolves every symlink once the whole tree exists: a chain of links that each look
 // safe on their own (`a -> .`, `b -> a/..`) must not lead outside dir, not even to a path that

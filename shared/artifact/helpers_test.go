@@ -38,7 +38,7 @@ func hardlink(name, target string) entry {
 }
 
 // buildTarGz writes entries, in order, as a gzipped tarball.
-func buildTarGz(t *testing.T, entries ...entry) []byte {
+func buildTarGz(t testing.TB, entries ...entry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
@@ -101,7 +101,7 @@ type server struct {
 }
 
 // serve starts a server answering every request with handler, or with data when handler is nil.
-func serve(t *testing.T, data []byte, handler http.HandlerFunc) *server {
+func serve(t testing.TB, data []byte, handler http.HandlerFunc) *server {
 	t.Helper()
 	s := &server{}
 	if handler == nil {

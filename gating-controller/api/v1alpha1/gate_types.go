@@ -18,6 +18,22 @@ const (
 	GateClosed GateState = "closed"
 )
 
+// Annotations of a Gate besides the request times of shared/gates.
+const (
+	// OpenReasonAnnotation is the message of an open request.
+	OpenReasonAnnotation = "open.gate.fluxcd.io/reason"
+	// CloseReasonAnnotation is the message of a close request.
+	CloseReasonAnnotation = "close.gate.fluxcd.io/reason"
+	// OpenRequestedByAnnotation names who asked to open the gate.
+	OpenRequestedByAnnotation = "open.gate.fluxcd.io/requestedBy"
+	// CloseRequestedByAnnotation names who asked to close the gate.
+	CloseRequestedByAnnotation = "close.gate.fluxcd.io/requestedBy"
+	// OpenDurationAnnotation overrides spec.window for one open request (a Go duration, `2h`).
+	OpenDurationAnnotation = "open.gate.fluxcd.io/duration"
+	// CloseDurationAnnotation overrides spec.window for one close request.
+	CloseDurationAnnotation = "close.gate.fluxcd.io/duration"
+)
+
 // GateSpec defines the default state of a gate and how long a manual request lasts.
 // +kubebuilder:validation:XValidation:rule="!(has(self.closed) && has(self.default))",message="set either spec.default or spec.closed, not both"
 type GateSpec struct {
@@ -33,14 +49,57 @@ type GateSpec struct {
 	// default; unset, a request lasts until the next request.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="spec.window must be longer than 0s"
 	// +optional
 	Window *metav1.Duration `json:"window,omitempty"`
 
-	// Interval at which the gate is re-evaluated when nothing else triggers it.
+	// Interval at which the gate is re-evaluated when nothing else triggers it (default 1h; the
+	// gate also wakes up exactly at its next transition).
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// DefaultState is the state the gate returns to when no request or schedule applies.
+func (in *GateSpec) DefaultState() GateState {
+	switch {
+	case in.Closed != nil && *in.Closed:
+		return GateClosed
+	case in.Default != "":
+		return in.Default
+	default:
+		return GateOpened
+	}
+}
+
+// GateTransition is one change of state in a gate's history.
+type GateTransition struct {
+	// Time of the change.
+	Time metav1.Time `json:"time"`
+	// Opened is the state the gate changed to.
+	Opened bool `json:"opened"`
+	// Cause is `default`, `request` or `gatekeeper/<name>`.
+	Cause string `json:"cause"`
+	// Reason is the message of the request or schedule that caused the change.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// RequestedBy names who made the request.
+	// +optional
+	RequestedBy string `json:"requestedBy,omitempty"`
+}
+
+// GateRequest is the last open or close request handled; it is in force from status.requestedAt
+// until status.resetToDefaultAt (for ever when that is unset).
+type GateRequest struct {
+	// State the request asked for.
+	State GateState `json:"state"`
+	// Reason given with the request.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// RequestedBy names who made the request.
+	// +optional
+	RequestedBy string `json:"requestedBy,omitempty"`
 }
 
 // GateStatus is the observed state of a gate.
@@ -57,6 +116,10 @@ type GateStatus struct {
 	// +optional
 	RequestedAt *metav1.Time `json:"requestedAt,omitempty"`
 
+	// Request is the open or close request in force, or the last one.
+	// +optional
+	Request *GateRequest `json:"request,omitempty"`
+
 	// ResetToDefaultAt is when the request in force expires.
 	// +optional
 	ResetToDefaultAt *metav1.Time `json:"resetToDefaultAt,omitempty"`
@@ -64,6 +127,23 @@ type GateStatus struct {
 	// NextTransitionAt is when the gate will next change state by itself.
 	// +optional
 	NextTransitionAt *metav1.Time `json:"nextTransitionAt,omitempty"`
+
+	// LastHandledOpenAt is the value of the last open request annotation handled.
+	// +optional
+	LastHandledOpenAt string `json:"lastHandledOpenAt,omitempty"`
+
+	// LastHandledCloseAt is the value of the last close request annotation handled.
+	// +optional
+	LastHandledCloseAt string `json:"lastHandledCloseAt,omitempty"`
+
+	// LastHandledReconcileAt is the value of the last reconcile.fluxcd.io/requestedAt handled.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+
+	// History holds the last 10 changes of state, newest first.
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	History []GateTransition `json:"history,omitempty"`
 }
 
 // Gate holds the objects that refer to it in `spec.gates` while it is closed.
@@ -71,6 +151,7 @@ type GateStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Opened",type="string",JSONPath=".status.conditions[?(@.type==\"Opened\")].status"
 // +kubebuilder:printcolumn:name="Next",type="string",JSONPath=".status.nextTransitionAt"
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Opened\")].message",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type Gate struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -79,6 +160,12 @@ type Gate struct {
 	Spec   GateSpec   `json:"spec,omitempty"`
 	Status GateStatus `json:"status,omitempty"`
 }
+
+// GetConditions returns the status conditions (fluxcd/pkg/runtime/conditions.Getter).
+func (in *Gate) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions (fluxcd/pkg/runtime/conditions.Setter).
+func (in *Gate) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
 // GateList is a list of gates.
 // +kubebuilder:object:root=true
