@@ -1,17 +1,25 @@
-// Command gating-controller is the Sluice gating-controller.
+// Command gating-controller keeps Gate objects opened or closed: defaults, manual requests with a
+// window, and the schedules of GateKeepers.
 package main
 
 import (
+	"context"
+
+	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 
-	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+
+	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/controller"
 )
 
-const controllerName = "gating-controller"
+const controllerName = controller.ControllerName
 
 func main() {
 	var opts bootstrap.Options
@@ -20,9 +28,17 @@ func main() {
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(gatingv1alpha1.AddToScheme(scheme))
+	utilruntime.Must(gatingv1.AddToScheme(scheme))
 
-	mgr, err := opts.NewManager(controllerName, scheme)
+	mgr, err := opts.NewManager(controllerName, scheme, &gatingv1.Gate{}, &gatingv1.GateKeeper{})
 	bootstrap.Exit(err, "creating manager")
+	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
+	bootstrap.Exit(err, "creating event recorder")
+
+	gateReconciler := &controller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}}
+	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")
+	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}}
+	bootstrap.Exit(keeperReconciler.SetupWithManager(mgr, opts.ControllerOptions()), "setting up the GateKeeper controller")
+
 	bootstrap.Run(mgr, controllerName)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/spf13/pflag"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 )
 
 // Options are the flags every controller has.
@@ -54,4 +55,13 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, impersonation bool) {
 	o.RateLimiter.BindFlags(fs)
 	o.Jitter.BindFlags(fs)
 	fs.AddGoFlagSet(goflag.CommandLine)
+}
+
+// ControllerOptions are the controller-runtime options the flags configure for every reconciler:
+// concurrency and the retry backoff (--min-retry-delay, --max-retry-delay).
+func (o *Options) ControllerOptions() ctrlcontroller.Options {
+	return ctrlcontroller.Options{
+		MaxConcurrentReconciles: o.Concurrent,
+		RateLimiter:             controller.GetRateLimiter(o.RateLimiter),
+	}
 }

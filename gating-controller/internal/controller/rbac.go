@@ -4,6 +4,3 @@ package controller
 // Permissions every controller needs: leader election leases and events.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-
-// +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates;gatekeepers,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates/status;gatekeepers/status,verbs=get;update;patch

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+)
+
+// statusFixture creates three gates: one opened on request, one closed by default, and one the
+// controller has not handled yet.
+func statusFixture(t *testing.T) string {
+	ns := newNamespace(t)
+	bypass := createGate(t, ns, "bypass-signoff", gatingv1alpha1.GateSpec{Default: gatingv1alpha1.GateClosed})
+	setStatus(t, bypass, gatingv1alpha1.GateStatus{
+		Conditions:       []metav1.Condition{openedCondition(true, "Gate scheduled for closing at 2030-01-02T15:00:00Z")},
+		RequestedAt:      at("2030-01-02T13:00:00Z"),
+		Request:          &gatingv1alpha1.GateRequest{State: gatingv1alpha1.GateOpened, Reason: "Patching a CVE", RequestedBy: "alice"},
+		ResetToDefaultAt: at("2030-01-02T15:00:00Z"),
+		NextTransitionAt: at("2030-01-02T15:00:00Z"),
+		History: []gatingv1alpha1.GateTransition{
+			{Time: *at("2030-01-02T13:00:05Z"), Opened: true, Cause: "request", Reason: "Patching a CVE", RequestedBy: "alice"},
+			{Time: *at("2030-01-01T09:00:00Z"), Opened: false, Cause: "default"},
+		},
+	})
+	freeze := createGate(t, ns, "freeze", gatingv1alpha1.GateSpec{})
+	setStatus(t, freeze, gatingv1alpha1.GateStatus{
+		Conditions:       []metav1.Condition{openedCondition(false, "Gate closed by default")},
+		NextTransitionAt: at("2030-01-03T08:00:00Z"),
+		History: []gatingv1alpha1.GateTransition{
+			{Time: *at("2030-01-02T18:00:00Z"), Opened: false, Cause: "gatekeeper/office-hours", Reason: "Outside office hours"},
+		},
+	})
+	createGate(t, ns, "new", gatingv1alpha1.GateSpec{})
+	return ns
+}
+
+// rows splits a table into its lines' columns, tolerating the reason's spaces by keeping
+// everything after the sixth column together.
+func rows(table string, columns int) [][]string {
+	var out [][]string
+	for _, line := range strings.Split(strings.TrimRight(table, "\n"), "\n") {
+		out = append(out, strings.SplitN(strings.Join(strings.Fields(line), " "), " ", columns))
+	}
+	return out
+}
+
+func TestStatusListsTheGatesOfTheNamespace(t *testing.T) {
+	g := NewWithT(t)
+	ns := statusFixture(t)
+
+	res := kubectlGate(t, "status", "-n", ns)
+	g.Expect(res.exitCode).To(Equal(0))
+	g.Expect(rows(res.stdout, 6)).To(Equal([][]string{
+		{"NAME", "OPENED", "NEXT-TRANSITION", "CAUSE", "REQUESTED-BY", "REASON"},
+		{"bypass-signoff", "True", "2030-01-02T15:00:00Z", "request", "alice", "Patching a CVE"},
+		{"freeze", "False", "2030-01-03T08:00:00Z", "gatekeeper/office-hours", "-", "Outside office hours"},
+		{"new", "Unknown", "-", "-", "-", "-"},
+	}))
+	// Columns are aligned.
+	lines := strings.Split(res.stdout, "\n")
+	g.Expect(strings.Index(lines[0], "OPENED")).To(Equal(strings.Index(lines[1], "True")))
+}
+
+func TestStatusAllNamespacesAddsTheNamespaceColumn(t *testing.T) {
+	g := NewWithT(t)
+	ns := statusFixture(t)
+
+	res := kubectlGate(t, "status", "-A")
+	g.Expect(res.exitCode).To(Equal(0))
+	table := rows(res.stdout, 7)
+	g.Expect(table[0]).To(Equal([]string{"NAMESPACE", "NAME", "OPENED", "NEXT-TRANSITION", "CAUSE", "REQUESTED-BY", "REASON"}))
+	g.Expect(table).To(ContainElements(
+		[]string{ns, "bypass-signoff", "True", "2030-01-02T15:00:00Z", "request", "alice", "Patching a CVE"},
+		[]string{ns, "new", "Unknown", "-", "-", "-", "-"},
+	))
+}
+
+func TestStatusOfOneGateIsDetailed(t *testing.T) {
+	g := NewWithT(t)
+	ns := statusFixture(t)
+
+	res := kubectlGate(t, "status", "bypass-signoff", "-n", ns)
+	g.Expect(res.exitCode).To(Equal(0))
+	g.Expect(res.stdout).To(Equal(`Gate:                 ` + ns + `/bypass-signoff
+State:                opened (Opened=True)
+Message:              Gate scheduled for closing at 2030-01-02T15:00:00Z
+Default:              closed
+Requested at:         2030-01-02T13:00:00Z
+Request:              open requested by alice: "Patching a CVE"
+Reset to default at:  2030-01-02T15:00:00Z
+Next transition at:   2030-01-02T15:00:00Z
+History:
+  TIME                   STATE    CAUSE     REQUESTED-BY   REASON
+  2030-01-02T13:00:05Z   opened   request   alice          Patching a CVE
+  2030-01-01T09:00:00Z   closed   default   -              -
+`))
+}
+
+func TestStatusOfAGateWithoutConditionsIsUnknown(t *testing.T) {
+	g := NewWithT(t)
+	ns := statusFixture(t)
+
+	res := kubectlGate(t, "status", "new", "-n", ns)
+	g.Expect(res.exitCode).To(Equal(0))
+	g.Expect(res.stdout).To(ContainSubstring("State:                unknown (Opened=Unknown)\n"))
+	g.Expect(res.stdout).To(ContainSubstring("Request:              -\n"))
+	g.Expect(res.stdout).To(ContainSubstring("Next transition at:   -\n"))
+	g.Expect(res.stdout).To(HaveSuffix("History:              -\n"))
+}
+
+func TestStatusErrors(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+
+	res := kubectlGate(t, "status", "nope", "-n", ns)
+	g.Expect(res.exitCode).NotTo(Equal(0))
+	g.Expect(res.stderr).To(ContainSubstring(`gate "nope" not found in namespace "` + ns + `"`))
+
+	res = kubectlGate(t, "status", "-n", ns)
+	g.Expect(res.exitCode).To(Equal(0))
+	g.Expect(res.stdout).To(BeEmpty())
+	g.Expect(res.stderr).To(Equal(`No gates found in namespace "` + ns + `".` + "\n"))
+}

@@ -1,0 +1,207 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/jitter"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kuberecorder "k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+
+	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
+)
+
+const (
+	// ControllerName is the field owner and event source of the gating-controller.
+	ControllerName = "gating-controller"
+
+	// ReconciliationSucceededReason is the reason of the Opened condition (seed 002).
+	ReconciliationSucceededReason = "ReconciliationSucceeded"
+
+	// GateOpenedReason and GateClosedReason are the event reasons of transitions.
+	GateOpenedReason = "GateOpened"
+	GateClosedReason = "GateClosed"
+	// InvalidRequestReason is the Warning event reason of a request that was ignored.
+	InvalidRequestReason = "InvalidRequest"
+
+	defaultGateInterval = time.Hour
+	historyLimit        = 10
+)
+
+// GateReconciler keeps each Gate's Opened condition true to its requests, keepers and default.
+type GateReconciler struct {
+	client.Client
+	EventRecorder kuberecorder.EventRecorder
+	// Clock is the time source; tests drive it.
+	Clock clock.PassiveClock
+}
+
+// +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates;gatekeepers,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates/status;gatekeepers/status,verbs=get;update;patch
+
+func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	gate := &gatingv1.Gate{}
+	if err := r.Get(ctx, req.NamespacedName, gate); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetGateMetrics(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	patcher := patch.NewSerialPatcher(gate, r.Client)
+	defer func() {
+		if retErr == nil {
+			gate.Status.ObservedGeneration = gate.Generation
+		}
+		if err := patcher.Patch(ctx, gate,
+			patch.WithOwnedConditions{Conditions: []string{gates.OpenedCondition, meta.ReadyCondition}},
+			patch.WithFieldOwner(ControllerName)); err != nil && retErr == nil {
+			retErr = err
+		}
+	}()
+	if v, ok := meta.ReconcileAnnotationValue(gate.GetAnnotations()); ok {
+		gate.Status.LastHandledReconcileAt = v
+	}
+
+	keepers, err := r.keepersOf(ctx, gate)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.Clock.Now()
+	applied := r.handleRequests(ctx, gate, keepers, now)
+
+	decision := newGateInputs(gate, keepers).decide(now)
+	if applied && decision.cause == "default" && gate.Status.Request.State == decision.state {
+		// A request for the default state caused this: history and events say so.
+		decision.cause = "request"
+	}
+	r.record(ctx, gate, decision, now)
+
+	requeue := jitter.JitteredIntervalDuration(gateInterval(gate))
+	if decision.next != nil {
+		// Wake up right at the transition, a little after so the new state is in force.
+		if d := decision.next.Sub(now) + 100*time.Millisecond; d < requeue {
+			requeue = d
+		}
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// keepersOf returns the valid GateKeepers of the gate, by name; invalid ones are Stalled in their
+// own status and do not affect the gate.
+func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]keeper, error) {
+	list := &gatingv1.GateKeeperList{}
+	if err := r.List(ctx, list, client.InNamespace(gate.Namespace), client.MatchingFields{gateKeeperGateIndex: gate.Name}); err != nil {
+		return nil, fmt.Errorf("listing the GateKeepers of the gate: %w", err)
+	}
+	var keepers []keeper
+	for _, gk := range list.Items {
+		if s, err := schedule.Parse(gk.Spec); err == nil {
+			keepers = append(keepers, keeper{name: gk.Name, schedule: s})
+		}
+	}
+	return keepers, nil
+}
+
+// handleRequests applies the new requests of the gate's annotations, warns about those it
+// ignores, and says whether one was applied.
+func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate, keepers []keeper, now time.Time) bool {
+	requests, warnings := takeRequests(gate, now)
+	in := newGateInputs(gate, keepers)
+	keeperState, _ := in.keeperState(now)
+	applied := false
+	for _, req := range requests {
+		ok, why := applyRequest(gate, req, keeperState)
+		if !ok {
+			warnings = append(warnings, why)
+		}
+		applied = applied || ok
+	}
+	for _, w := range warnings {
+		log.FromContext(ctx).Info(w)
+		r.EventRecorder.Event(gate, corev1.EventTypeWarning, InvalidRequestReason, w)
+	}
+	return applied
+}
+
+// record writes the decision into the status and, when the gate changes state, into the history,
+// an event, a log line and the metrics.
+func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gateDecision, now time.Time) {
+	prev := conditions.Get(gate, gates.OpenedCondition)
+	changed := prev == nil || (prev.Status == metav1.ConditionTrue) != d.opened()
+
+	if d.opened() {
+		conditions.MarkTrue(gate, gates.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
+	} else {
+		conditions.MarkFalse(gate, gates.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
+	}
+	conditions.MarkTrue(gate, meta.ReadyCondition, meta.SucceededReason, "%s", d.message)
+	if d.next != nil {
+		t := metav1.NewTime(*d.next)
+		gate.Status.NextTransitionAt = &t
+	} else {
+		gate.Status.NextTransitionAt = nil
+	}
+	gateOpen.WithLabelValues(gate.Namespace, gate.Name).Set(boolGauge(d.opened()))
+	if !changed {
+		return
+	}
+
+	entry := gatingv1.GateTransition{
+		Time: metav1.NewTime(now), Opened: d.opened(), Cause: d.cause, Reason: d.reason, RequestedBy: d.requestedBy,
+	}
+	gate.Status.History = append([]gatingv1.GateTransition{entry}, gate.Status.History...)
+	if len(gate.Status.History) > historyLimit {
+		gate.Status.History = gate.Status.History[:historyLimit]
+	}
+	gateTransitions.WithLabelValues(gate.Namespace, gate.Name, string(d.state)).Inc()
+
+	verb, reason := "closing", GateClosedReason
+	if d.opened() {
+		verb, reason = "opening", GateOpenedReason
+	}
+	msg := fmt.Sprintf("%s gate: '%s'", verb, transitionReason(d))
+	log.FromContext(ctx).Info(msg, "closed", fmt.Sprint(!d.opened()), "cause", d.cause, "requestedBy", d.requestedBy)
+	event := d.message + " (" + d.cause
+	if d.requestedBy != "" {
+		event += ", requested by " + d.requestedBy
+	}
+	if d.reason != "" {
+		event += ": " + d.reason
+	}
+	r.EventRecorder.Event(gate, corev1.EventTypeNormal, reason, event+")")
+}
+
+// transitionReason is what the log line of a transition quotes: the request's reason when given.
+func transitionReason(d gateDecision) string {
+	if d.reason != "" {
+		return d.reason
+	}
+	return d.message
+}
+
+func gateInterval(gate *gatingv1.Gate) time.Duration {
+	if gate.Spec.Interval != nil && gate.Spec.Interval.Duration > 0 {
+		return gate.Spec.Interval.Duration
+	}
+	return defaultGateInterval
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,45 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/fluxcd/pkg/runtime/predicates"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+)
+
+// gateKeeperGateIndex indexes GateKeepers by the name of the gate they keep.
+const gateKeeperGateIndex = "spec.gate"
+
+// SetupWithManager registers the GateKeeper index and the Gate controller: a Gate is reconciled
+// when its spec or annotations (requests) change, and when one of its GateKeepers changes.
+func (r *GateReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &gatingv1.GateKeeper{}, gateKeeperGateIndex,
+		func(o client.Object) []string { return []string{o.(*gatingv1.GateKeeper).Spec.Gate} }); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&gatingv1.Gate{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{},
+			predicate.AnnotationChangedPredicate{},
+			predicates.ReconcileRequestedPredicate{},
+		))).
+		Watches(&gatingv1.GateKeeper{}, handler.EnqueueRequestsFromMapFunc(keptGate),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(opts).
+		Complete(r)
+}
+
+// keptGate maps a GateKeeper to the Gate it keeps.
+func keptGate(_ context.Context, o client.Object) []reconcile.Request {
+	gk := o.(*gatingv1.GateKeeper)
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: gk.Namespace, Name: gk.Spec.Gate}}}
+}

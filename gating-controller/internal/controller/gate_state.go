@@ -1,0 +1,139 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
+)
+
+// maxTransitionSteps bounds the search for the next change of a gate's state through the
+// transitions of its keepers (which may not change the gate's state, e.g. under a request).
+const maxTransitionSteps = 256
+
+// keeper is a parsed GateKeeper of a gate.
+type keeper struct {
+	name     string
+	schedule *schedule.Keeper
+}
+
+// gateInputs is everything a gate's state depends on.
+type gateInputs struct {
+	def         gatingv1.GateState
+	request     *gatingv1.GateRequest
+	requestedAt *time.Time
+	resetAt     *time.Time
+	keepers     []keeper
+}
+
+func newGateInputs(gate *gatingv1.Gate, keepers []keeper) gateInputs {
+	in := gateInputs{def: gate.Spec.DefaultState(), request: gate.Status.Request, keepers: keepers}
+	if t := gate.Status.RequestedAt; t != nil {
+		in.requestedAt = &t.Time
+	}
+	if t := gate.Status.ResetToDefaultAt; t != nil {
+		in.resetAt = &t.Time
+	}
+	return in
+}
+
+// keeperState is the state the keepers hold the gate in at t (closed beats opened) and the name
+// of the first keeper holding it.
+func (in gateInputs) keeperState(t time.Time) (gatingv1.GateKeeperActive, string) {
+	state, name := gatingv1.ActiveNone, ""
+	for _, k := range in.keepers {
+		switch s := k.schedule.Holds(t); {
+		case s == gatingv1.ActiveClosed:
+			return s, k.name
+		case s == gatingv1.ActiveOpened && state == gatingv1.ActiveNone:
+			state, name = s, k.name
+		}
+	}
+	return state, name
+}
+
+// stateAt is the effective state at t: a request in force, else the keepers, else the default.
+func (in gateInputs) stateAt(t time.Time) (gatingv1.GateState, string) {
+	if in.request != nil && in.requestedAt != nil && !t.Before(*in.requestedAt) &&
+		(in.resetAt == nil || t.Before(*in.resetAt)) {
+		return in.request.State, "request"
+	}
+	if s, name := in.keeperState(t); s != gatingv1.ActiveNone {
+		return gatingv1.GateState(s), "gatekeeper/" + name
+	}
+	return in.def, "default"
+}
+
+// nextChange is the first instant after now at which the state differs from state, if any.
+func (in gateInputs) nextChange(now time.Time, state gatingv1.GateState) *time.Time {
+	cur := now
+	for range maxTransitionSteps {
+		var next *time.Time
+		if in.resetAt != nil && in.resetAt.After(cur) {
+			t := *in.resetAt
+			next = &t
+		}
+		for _, k := range in.keepers {
+			if t, ok := k.schedule.NextTransition(cur); ok && (next == nil || t.Before(*next)) {
+				next = &t
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		if s, _ := in.stateAt(*next); s != state {
+			return next
+		}
+		cur = *next
+	}
+	return nil
+}
+
+// gateDecision is what the gate is now and why.
+type gateDecision struct {
+	state       gatingv1.GateState
+	cause       string
+	reason      string
+	requestedBy string
+	next        *time.Time
+	message     string
+}
+
+func (d gateDecision) opened() bool { return d.state == gatingv1.GateOpened }
+
+func (in gateInputs) decide(now time.Time) gateDecision {
+	state, cause := in.stateAt(now)
+	d := gateDecision{state: state, cause: cause, next: in.nextChange(now, state)}
+	if cause == "request" || in.isResetRequest(state) {
+		d.reason, d.requestedBy = in.request.Reason, in.request.RequestedBy
+	}
+	d.message = in.message(d)
+	return d
+}
+
+// isResetRequest: the last request asked for the default state and returned the gate to it.
+func (in gateInputs) isResetRequest(state gatingv1.GateState) bool {
+	return in.request != nil && in.request.State == state && in.requestedAt != nil && in.resetAt != nil &&
+		in.resetAt.Equal(*in.requestedAt)
+}
+
+// message follows the seeds: "Gate closed by default", "Gate scheduled for closing at T",
+// "Gate close requested".
+func (in gateInputs) message(d gateDecision) string {
+	verb, opposite, request := "closed", "opening", "close"
+	if d.opened() {
+		verb, opposite, request = "opened", "closing", "open"
+	}
+	switch {
+	case d.next != nil:
+		return fmt.Sprintf("Gate scheduled for %s at %s", opposite, d.next.UTC().Format(time.RFC3339))
+	case d.cause == "request", d.cause == "default" && in.isResetRequest(d.state):
+		return fmt.Sprintf("Gate %s requested", request)
+	case d.cause == "default":
+		return fmt.Sprintf("Gate %s by default", verb)
+	default:
+		return fmt.Sprintf("Gate %s by GateKeeper '%s'", verb, strings.TrimPrefix(d.cause, "gatekeeper/"))
+	}
+}

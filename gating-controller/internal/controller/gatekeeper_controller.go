@@ -1,0 +1,109 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kuberecorder "k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
+)
+
+const (
+	// InvalidScheduleReason: a cron expression, window or time zone does not parse.
+	InvalidScheduleReason = "InvalidSchedule"
+	// GateNotFoundReason: the keeper's gate does not exist (yet).
+	GateNotFoundReason = "GateNotFound"
+)
+
+// GateKeeperReconciler reports what each GateKeeper does to its gate now and next.
+type GateKeeperReconciler struct {
+	client.Client
+	EventRecorder kuberecorder.EventRecorder
+	Clock         clock.PassiveClock
+}
+
+func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	gk := &gatingv1.GateKeeper{}
+	if err := r.Get(ctx, req.NamespacedName, gk); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	patcher := patch.NewSerialPatcher(gk, r.Client)
+	defer func() {
+		// A terminal error is a spec nobody can retry: it was observed all the same.
+		if retErr == nil || errors.Is(retErr, reconcile.TerminalError(nil)) {
+			gk.Status.ObservedGeneration = gk.Generation
+		}
+		if err := patcher.Patch(ctx, gk,
+			patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.StalledCondition}},
+			patch.WithFieldOwner(ControllerName)); err != nil && retErr == nil {
+			retErr = err
+		}
+	}()
+	if v, ok := meta.ReconcileAnnotationValue(gk.GetAnnotations()); ok {
+		gk.Status.LastHandledReconcileAt = v
+	}
+
+	keeper, err := schedule.Parse(gk.Spec)
+	if err != nil {
+		msg := fmt.Sprintf("invalid schedule, the gate is not affected by this GateKeeper: %s", err)
+		conditions.MarkStalled(gk, InvalidScheduleReason, "%s", msg)
+		conditions.MarkFalse(gk, meta.ReadyCondition, InvalidScheduleReason, "%s", msg)
+		gk.Status.Active, gk.Status.NextTransitionAt = "", nil
+		r.EventRecorder.Event(gk, corev1.EventTypeWarning, InvalidScheduleReason, msg)
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	conditions.Delete(gk, meta.StalledCondition)
+
+	now := r.Clock.Now()
+	gk.Status.Active = keeper.Holds(now)
+	gk.Status.NextTransitionAt = nil
+	result = ctrl.Result{}
+	if next, ok := keeper.NextTransition(now); ok {
+		t := metav1.NewTime(next)
+		gk.Status.NextTransitionAt = &t
+		result.RequeueAfter = next.Sub(now) + 100*time.Millisecond
+	}
+
+	gate := &gatingv1.Gate{}
+	key := types.NamespacedName{Namespace: gk.Namespace, Name: gk.Spec.Gate}
+	if err := r.Get(ctx, key, gate); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		// Retried by the watch on Gates when the gate appears.
+		conditions.MarkFalse(gk, meta.ReadyCondition, GateNotFoundReason,
+			"gate '%s' not found in namespace '%s'; the schedule applies once it exists", gk.Spec.Gate, gk.Namespace)
+		return result, nil
+	}
+	conditions.MarkTrue(gk, meta.ReadyCondition, meta.SucceededReason, "%s", keeperMessage(gk))
+	return result, nil
+}
+
+func keeperMessage(gk *gatingv1.GateKeeper) string {
+	var msg string
+	switch gk.Status.Active {
+	case gatingv1.ActiveClosed, gatingv1.ActiveOpened:
+		msg = fmt.Sprintf("Gate '%s' is kept %s", gk.Spec.Gate, gk.Status.Active)
+	default:
+		msg = fmt.Sprintf("No schedule of gate '%s' is active", gk.Spec.Gate)
+	}
+	if t := gk.Status.NextTransitionAt; t != nil {
+		msg += " until " + t.UTC().Format(time.RFC3339)
+	}
+	return msg
+}

@@ -1,0 +1,219 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/events"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/testenv"
+
+	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+)
+
+var (
+	env *testenv.Env
+	k8s client.Client
+	// clk is the controllable clock of the reconcilers under test.
+	clk = clocktesting.NewFakePassiveClock(time.Date(2021, 3, 26, 9, 0, 0, 0, time.UTC))
+	// gateReconciler is the running reconciler, also called directly to read its requeue.
+	gateReconciler *GateReconciler
+)
+
+func TestMain(m *testing.M) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = gatingv1.AddToScheme(scheme)
+	var err error
+	if env, err = testenv.Start(testenv.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	k8s = env.Client
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(false)))
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := startManager(ctx, scheme); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cancel()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func startManager(ctx context.Context, scheme *runtime.Scheme) error {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", ControllerName)
+	if err != nil {
+		return err
+	}
+	opts := controller.Options{MaxConcurrentReconciles: 2}
+	gateReconciler = &GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk}
+	if err := gateReconciler.SetupWithManager(ctx, mgr, opts); err != nil {
+		return err
+	}
+	keeper := &GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk}
+	if err := keeper.SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return nil
+}
+
+// logs holds what the reconcilers logged, as JSON lines.
+var logs = &syncBuffer{}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lines returns the log lines logged so far.
+func (b *syncBuffer) lines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Split(b.buf.String(), "\n")
+}
+
+var nsCount atomic.Int64
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gating-%d", nsCount.Add(1))}}
+	NewWithT(t).Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	return ns.Name
+}
+
+// setClock moves the controllable clock.
+func setClock(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	clk.SetTime(t)
+	return t
+}
+
+var pokes atomic.Int64
+
+// annotate merges annotations into an object, as `kubectl annotate --overwrite` does; an empty
+// value removes the annotation.
+func annotate(t *testing.T, obj client.Object, kv ...string) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			delete(ann, kv[i])
+		} else {
+			ann[kv[i]] = kv[i+1]
+		}
+	}
+	obj.SetAnnotations(ann)
+	g.Expect(k8s.Patch(context.Background(), obj, patch)).To(Succeed())
+}
+
+// poke asks for a reconcile (reconcile.fluxcd.io/requestedAt), after the clock moved.
+func poke(t *testing.T, obj client.Object) {
+	t.Helper()
+	annotate(t, obj, "reconcile.fluxcd.io/requestedAt", fmt.Sprintf("poke-%d", pokes.Add(1)))
+}
+
+// getGate reads a gate fresh from the API server.
+func getGate(g Gomega, ns, name string) *gatingv1.Gate {
+	gate := &gatingv1.Gate{}
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, gate)).To(Succeed())
+	return gate
+}
+
+// openedCondition returns the gate's Opened condition as "status|reason|message", once the
+// status has caught up with the gate's annotations. (The status is written by two patches,
+// conditions first, so a reader can see new conditions with old fields for a moment.)
+func openedCondition(ns, name string) func(g Gomega) string {
+	return func(g Gomega) string {
+		gate := getGate(g, ns, name)
+		ann, st := gate.GetAnnotations(), gate.Status
+		if ann[gates.OpenRequestAnnotation] != st.LastHandledOpenAt && ann[gates.OpenRequestAnnotation] != "" ||
+			ann[gates.CloseRequestAnnotation] != st.LastHandledCloseAt && ann[gates.CloseRequestAnnotation] != "" ||
+			ann[meta.ReconcileRequestAnnotation] != st.LastHandledReconcileAt {
+			return "status not caught up"
+		}
+		c := conditions.Get(gate, gates.OpenedCondition)
+		if c == nil || len(st.History) == 0 || st.History[0].Opened != (c.Status == metav1.ConditionTrue) {
+			return "status not caught up"
+		}
+		return string(c.Status) + "|" + c.Reason + "|" + c.Message
+	}
+}
+
+// eventsOf lists the events recorded for an object as "type reason: message".
+func eventsOf(ns, name string) func(g Gomega) []string {
+	return func(g Gomega) []string {
+		list := &corev1.EventList{}
+		g.Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+		var out []string
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == name {
+				out = append(out, e.Type+" "+e.Reason+": "+e.Message)
+			}
+		}
+		return out
+	}
+}
+
+func createGate(t *testing.T, ns, name string, spec gatingv1.GateSpec) *gatingv1.Gate {
+	t.Helper()
+	gate := &gatingv1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+	NewWithT(t).Expect(k8s.Create(context.Background(), gate)).To(Succeed())
+	return gate
+}
+
+func duration(s string) *metav1.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return &metav1.Duration{Duration: d}
+}
+
+const timeout = 10 * time.Second
+
+func ctrlRequest(ns, name string) ctrl.Request {
+	return ctrl.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}
+}
