@@ -31,17 +31,7 @@ type dayMask [dayWords]uint64
 // first returns the lowest minute in [from, to] whose bit equals want.
 func (d *dayMask) first(from, to int, want bool) (int, bool) {
 	for i := from / 64; i <= to/64; i++ {
-		v := d[i]
-		if !want {
-			v = ^v
-		}
-		if i == from/64 {
-			v &= ^uint64(0) << uint(from%64)
-		}
-		if i == to/64 && to%64 != 63 {
-			v &= (uint64(1) << uint(to%64+1)) - 1
-		}
-		if v != 0 {
+		if v := d.word(i, from, to, want); v != 0 {
 			return i*64 + bits.TrailingZeros64(v), true
 		}
 	}
@@ -51,21 +41,26 @@ func (d *dayMask) first(from, to int, want bool) (int, bool) {
 // last returns the highest minute in [from, to] whose bit equals want.
 func (d *dayMask) last(from, to int, want bool) (int, bool) {
 	for i := to / 64; i >= from/64; i-- {
-		v := d[i]
-		if !want {
-			v = ^v
-		}
-		if i == from/64 {
-			v &= ^uint64(0) << uint(from%64)
-		}
-		if i == to/64 && to%64 != 63 {
-			v &= (uint64(1) << uint(to%64+1)) - 1
-		}
-		if v != 0 {
+		if v := d.word(i, from, to, want); v != 0 {
 			return i*64 + 63 - bits.LeadingZeros64(v), true
 		}
 	}
 	return 0, false
+}
+
+// word is word i of the mask (inverted when want is false), cut to the minutes in [from, to].
+func (d *dayMask) word(i, from, to int, want bool) uint64 {
+	v := d[i]
+	if !want {
+		v = ^v
+	}
+	if i == from/64 {
+		v &= ^uint64(0) << uint(from%64)
+	}
+	if i == to/64 && to%64 != 63 {
+		v &= (uint64(1) << uint(to%64+1)) - 1
+	}
+	return v
 }
 
 // expr is one compiled cron expression.
