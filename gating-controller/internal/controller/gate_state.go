@@ -66,27 +66,44 @@ func (in gateInputs) stateAt(t time.Time) (gatingv1.GateState, string) {
 	return in.def, "default"
 }
 
-// nextChange is the first instant after now at which the state differs from state, if any.
+// nextChange is the first instant after now at which the state differs from state, if any. It
+// walks the transitions of the request and the keepers in order; each keeper's next transition
+// is kept until the walk passes it, so a step costs one keeper's search, not all of them.
 func (in gateInputs) nextChange(now time.Time, state gatingv1.GateState) *time.Time {
+	pending := make([]*time.Time, len(in.keepers))
+	refresh := func(i int, after time.Time) {
+		pending[i] = nil
+		if t, ok := in.keepers[i].schedule.NextTransition(after); ok {
+			pending[i] = &t
+		}
+	}
+	for i := range in.keepers {
+		refresh(i, now)
+	}
 	cur := now
 	for range maxTransitionSteps {
 		var next *time.Time
 		if in.resetAt != nil && in.resetAt.After(cur) {
-			t := *in.resetAt
-			next = &t
+			next = in.resetAt
 		}
-		for _, k := range in.keepers {
-			if t, ok := k.schedule.NextTransition(cur); ok && (next == nil || t.Before(*next)) {
-				next = &t
+		for _, t := range pending {
+			if t != nil && (next == nil || t.Before(*next)) {
+				next = t
 			}
 		}
 		if next == nil {
 			return nil
 		}
-		if s, _ := in.stateAt(*next); s != state {
-			return next
+		at := *next
+		if s, _ := in.stateAt(at); s != state {
+			return &at
 		}
-		cur = *next
+		cur = at
+		for i, t := range pending {
+			if t != nil && !t.After(cur) {
+				refresh(i, cur)
+			}
+		}
 	}
 	return nil
 }
