@@ -1,26 +1,81 @@
-// Command source-controller is the Sluice source-controller.
+// Command source-controller fetches Git repositories and serves their content as versioned,
+// digest-verified artifacts over HTTP.
 package main
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/opencontainers/go-digest"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+	"github.com/sluice-gitops/sluice/source-controller/internal/controller"
+	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
 )
 
-const controllerName = "source-controller"
+const controllerName = controller.ControllerName
 
 func main() {
-	var opts bootstrap.Options
+	var (
+		opts        bootstrap.Options
+		storageOpts storage.Options
+		storageAddr string
+		digestAlgo  string
+	)
 	opts.BindFlags(pflag.CommandLine, false)
+	pflag.StringVar(&storageOpts.BasePath, "storage-path", "/data", "The local directory where artifacts are stored.")
+	pflag.StringVar(&storageAddr, "storage-addr", ":9090", "The address the artifact HTTP server binds to.")
+	pflag.StringVar(&storageOpts.AdvAddr, "storage-adv-addr", defaultAdvAddr(),
+		"The host[:port] artifact URLs are advertised with (in a cluster, the Service DNS name).")
+	pflag.DurationVar(&storageOpts.RetentionTTL, "artifact-retention-ttl", time.Minute,
+		"How long older artifacts are kept before garbage collection.")
+	pflag.IntVar(&storageOpts.RetentionRecords, "artifact-retention-records", 2,
+		"How many artifacts per object are kept, the current one included.")
+	pflag.StringVar(&digestAlgo, "artifact-digest-algo", "sha256", "The digest algorithm of artifacts: sha256, sha384 or sha512.")
+	pflag.Int64Var(&storageOpts.MaxSize, "artifact-max-size", 0, "The largest artifact, in bytes, that is stored; 0 means no limit.")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(sourcev1.AddToScheme(scheme))
 
-	mgr, err := opts.NewManager(controllerName, scheme)
+	storageOpts.DigestAlgorithm = digest.Algorithm(digestAlgo)
+	store, err := storage.New(storageOpts)
+	bootstrap.Exit(err, "setting up the artifact storage")
+
+	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{})
 	bootstrap.Exit(err, "creating manager")
+	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
+	bootstrap.Exit(err, "creating event recorder")
+	bootstrap.Exit(mgr.Add(&storage.Server{Addr: storageAddr, Storage: store}), "adding the artifact server")
+
+	git := &controller.GitRepositoryReconciler{
+		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: controllerName,
+	}
+	bootstrap.Exit(git.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GitRepository controller")
+
 	bootstrap.Run(mgr, controllerName)
+}
+
+// defaultAdvAddr is the advertised address when the flag is not set: the environment, else the
+// host name with the server port.
+func defaultAdvAddr() string {
+	if v := os.Getenv("SOURCE_CONTROLLER_STORAGE_ADV_ADDR"); v != "" {
+		return v
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "localhost"
+	}
+	return fmt.Sprintf("%s:9090", host)
 }

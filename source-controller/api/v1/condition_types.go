@@ -1,0 +1,41 @@
+package v1
+
+// Condition types and reasons of the sources, as in Flux's source API.
+const (
+	// FetchFailedCondition: the source could not be fetched.
+	FetchFailedCondition = "FetchFailed"
+	// ArtifactOutdatedCondition: the stored artifact is not the one the spec asks for.
+	ArtifactOutdatedCondition = "ArtifactOutdated"
+	// ArtifactInStorageCondition: an artifact is stored and served.
+	ArtifactInStorageCondition = "ArtifactInStorage"
+	// StorageOperationFailedCondition: storing, verifying or collecting artifacts failed.
+	StorageOperationFailedCondition = "StorageOperationFailed"
+)
+
+const (
+	// URLInvalidReason: the URL does not parse or has an unsupported scheme.
+	URLInvalidReason = "URLInvalid"
+	// AuthenticationFailedReason: the credentials were refused or the secret is unusable.
+	AuthenticationFailedReason = "AuthenticationFailed"
+	// GitOperationFailedReason: a Git operation failed (unknown ref, network, timeout).
+	GitOperationFailedReason = "GitOperationFailed"
+	// NewRevisionReason: the remote has a revision the artifact does not have yet.
+	NewRevisionReason = "NewRevision"
+	// SucceededReason: the artifact is stored.
+	SucceededReason = "Succeeded"
+	// ArchiveOperationFailedReason: the artifact could not be written.
+	ArchiveOperationFailedReason = "ArchiveOperationFailed"
+	// ArtifactTooLargeReason: the artifact is over --artifact-max-size.
+	ArtifactTooLargeReason = "ArtifactTooLarge"
+	// StatOperationFailedReason: the stored artifact could not be read or verified.
+	StatOperationFailedReason = "StatOperationFailed"
+	// GarbageCollectionFailedReason: old artifacts could not be deleted.
+	GarbageCollectionFailedReason = "GarbageCollectionFailed"
+	// NewArtifactReason is the event reason of a new artifact.
+	NewArtifactReason = "NewArtifact"
+	// ArtifactUpToDateReason is the reason of a reconcile that found nothing new.
+	ArtifactUpToDateReason = "ArtifactUpToDate"
+)
+
+// SourceFinalizer removes the stored artifacts of a deleted source.
+const SourceFinalizer = "finalizers.fluxcd.io"

@@ -1,0 +1,189 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+	"github.com/sluice-gitops/sluice/source-controller/internal/git"
+	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
+)
+
+const defaultGitTimeout = 60 * time.Second
+
+// reconcileStorage checks that the stored artifact is still on disk and intact (else it is
+// rebuilt), refreshes its URL and collects old artifacts.
+func (r *GitRepositoryReconciler) reconcileStorage(ctx context.Context, obj *sourcev1.GitRepository) error {
+	art := obj.Status.Artifact
+	if art == nil {
+		conditions.Delete(obj, sourcev1.ArtifactInStorageCondition)
+		return nil
+	}
+	if err := r.Storage.Verify(*art); err != nil {
+		msg := fmt.Sprintf("stored artifact of revision '%s' is missing or corrupt, rebuilding it: %s", art.Revision, err)
+		r.EventRecorder.Event(obj, corev1.EventTypeWarning, sourcev1.StatOperationFailedReason, msg)
+		obj.Status.Artifact = nil
+		conditions.Delete(obj, sourcev1.ArtifactInStorageCondition)
+		return nil
+	}
+	r.Storage.SetArtifactURL(art)
+	if deleted, err := r.Storage.GarbageCollect(ctx, *art, 30*time.Second); err != nil {
+		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, sourcev1.GarbageCollectionFailedReason,
+			"garbage collection of old artifacts failed: %s", err)
+	} else if len(deleted) > 0 {
+		log.FromContext(ctx).Info(fmt.Sprintf("garbage collected %d artifacts", len(deleted)))
+	}
+	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, meta.SucceededReason,
+		"stored artifact for revision '%s'", art.Revision)
+	return nil
+}
+
+// reconcileGates keeps the last artifact while the gates are closed: nothing new is fetched.
+func (r *GitRepositoryReconciler) reconcileGates(ctx context.Context, obj *sourcev1.GitRepository) (bool, error) {
+	res, err := gates.Evaluate(ctx, r.Client, obj.Namespace, obj.Spec.Gates)
+	if err != nil {
+		return false, err
+	}
+	if obj.Spec.Gates != nil && len(obj.Spec.Gates.Refs) > 0 {
+		log.FromContext(ctx).Info("evaluated gates", "gates", res.LogValue())
+	}
+	if res.Open {
+		conditions.Delete(obj, gates.BlockedCondition)
+		return false, nil
+	}
+	conditions.MarkTrue(obj, gates.BlockedCondition, gates.GateClosedReason, "%s", res.Message())
+	return true, nil
+}
+
+// reconcileSource resolves the reference on the remote and, when it is not the stored
+// revision, checks it out into dir. changed is false for a no-op: the artifact is up to date.
+func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sourcev1.GitRepository, dir string) (git.Commit, bool, error) {
+	u, err := url.Parse(obj.Spec.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ssh") {
+		return git.Commit{}, false, r.fetchFailed(obj, sourcev1.URLInvalidReason,
+			reconcile.TerminalError(fmt.Errorf("URL '%s' is not an http, https or ssh URL", obj.Spec.URL)))
+	}
+	auth, err := r.auth(ctx, obj, u, dir)
+	if err != nil {
+		return git.Commit{}, false, r.fetchFailed(obj, sourcev1.AuthenticationFailedReason, err)
+	}
+	timeout := defaultGitTimeout
+	if obj.Spec.Timeout != nil {
+		timeout = obj.Spec.Timeout.Duration
+	}
+	gitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	rev, err := git.Resolve(gitCtx, obj.Spec.URL, obj.Spec.Reference, auth)
+	if err != nil {
+		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to resolve the revision of '%s': %w", obj.Spec.URL, timeoutError(gitCtx, err)))
+	}
+	if art := obj.Status.Artifact; art != nil && art.Revision == rev.String() && ignoreUnchanged(obj) {
+		conditions.Delete(obj, sourcev1.FetchFailedCondition)
+		conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
+		log.FromContext(ctx).Info(fmt.Sprintf("artifact up-to-date with remote revision: '%s'", rev))
+		return git.Commit{}, false, nil
+	}
+	msg := fmt.Sprintf("new upstream revision '%s'", rev)
+	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "%s", msg)
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: %s", msg)
+
+	commit, err := git.Checkout(gitCtx, dir+"/src", obj.Spec.URL, rev, auth)
+	if err != nil {
+		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to checkout '%s' of '%s': %w", rev, obj.Spec.URL, timeoutError(gitCtx, err)))
+	}
+	conditions.Delete(obj, sourcev1.FetchFailedCondition)
+	return commit, true, nil
+}
+
+// reconcileArtifact archives the checkout and makes it the served artifact.
+func (r *GitRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *sourcev1.GitRepository, commit git.Commit, dir string) error {
+	src := dir + "/src"
+	art := r.Storage.NewArtifactFor(sourcev1.GitRepositoryKind, obj, commit.Revision.String(), commit.Revision.Hash+".tar.gz")
+	filter, err := storage.IgnoreFilter(src, obj.Spec.Ignore)
+	if err != nil {
+		return r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, fmt.Errorf("reading the ignore rules: %w", err))
+	}
+	if err := r.Storage.Archive(&art, src, filter); err != nil {
+		reason := sourcev1.ArchiveOperationFailedReason
+		if errors.Is(err, storage.ErrArtifactTooLarge) {
+			reason = sourcev1.ArtifactTooLargeReason
+		}
+		return r.storageFailed(obj, reason, fmt.Errorf("archiving revision '%s': %w", commit.Revision, err))
+	}
+	if _, err := r.Storage.Symlink(art, "latest.tar.gz"); err != nil {
+		return r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, err)
+	}
+	obj.Status.Artifact = &art
+	obj.Status.ObservedIgnore = obj.Spec.Ignore
+	conditions.Delete(obj, sourcev1.StorageOperationFailedCondition)
+	conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
+	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, meta.SucceededReason,
+		"stored artifact for revision '%s'", art.Revision)
+	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": art.Revision}, corev1.EventTypeNormal,
+		sourcev1.NewArtifactReason, "stored artifact for commit '%s'", commit.Subject)
+	return nil
+}
+
+// auth reads the credentials of spec.secretRef.
+func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *sourcev1.GitRepository, u *url.URL, dir string) (*git.Auth, error) {
+	var data map[string][]byte
+	if ref := obj.Spec.SecretRef; ref != nil {
+		secret := &corev1.Secret{}
+		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: ref.Name}, secret); err != nil {
+			return nil, fmt.Errorf("failed to get secret '%s/%s': %w", obj.Namespace, ref.Name, err)
+		}
+		data = secret.Data
+	}
+	return git.AuthFromSecret(u, data, dir)
+}
+
+func (r *GitRepositoryReconciler) fetchFailed(obj *sourcev1.GitRepository, reason string, err error) error {
+	conditions.MarkTrue(obj, sourcev1.FetchFailedCondition, reason, "%s", err)
+	r.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, err.Error())
+	return err
+}
+
+func (r *GitRepositoryReconciler) storageFailed(obj *sourcev1.GitRepository, reason string, err error) error {
+	conditions.MarkTrue(obj, sourcev1.StorageOperationFailedCondition, reason, "%s", err)
+	r.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, err.Error())
+	return err
+}
+
+// gitReason tells authentication failures from other Git failures.
+func gitReason(err error) string {
+	switch {
+	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed),
+		errors.Is(err, git.ErrInvalidCredentials), isSSHAuthError(err):
+		return sourcev1.AuthenticationFailedReason
+	default:
+		return sourcev1.GitOperationFailedReason
+	}
+}
+
+// timeoutError says so when the Git operation ran out of spec.timeout.
+func timeoutError(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("timed out (spec.timeout): %w", err)
+	}
+	return err
+}
+
+// ignoreUnchanged: the artifact was built with the current spec.ignore.
+func ignoreUnchanged(obj *sourcev1.GitRepository) bool {
+	a, b := obj.Spec.Ignore, obj.Status.ObservedIgnore
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}

@@ -1,0 +1,219 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/events"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/testenv"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
+)
+
+// maxArtifactSize is --artifact-max-size for the suite: small, so a test can go over it.
+const maxArtifactSize = 1 << 20
+
+var (
+	env   *testenv.Env
+	k8s   client.Client
+	store *storage.Storage
+	// storageDir is --storage-path of the suite.
+	storageDir string
+)
+
+func TestMain(m *testing.M) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = sourcev1.AddToScheme(scheme)
+	var err error
+	if env, err = testenv.Start(testenv.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	k8s = env.Client
+	code, err := run(m, scheme)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
+	dir, err := os.MkdirTemp("", "storage-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	storageDir = dir
+	// The artifact server the artifact URLs point to, as users and consumers reach it.
+	server := httptest.NewUnstartedServer(nil)
+	store, err = storage.New(storage.Options{
+		BasePath: dir, AdvAddr: server.Listener.Addr().String(),
+		RetentionTTL: 0, RetentionRecords: 2, MaxSize: maxArtifactSize,
+	})
+	if err != nil {
+		return 0, err
+	}
+	server.Config.Handler = store.Handler()
+	server.Start()
+	defer server.Close()
+
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return 0, err
+	}
+	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", ControllerName)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &GitRepositoryReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: ControllerName}
+	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
+		return 0, err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return m.Run(), nil
+}
+
+var nsCount atomic.Int64
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("source-%d", nsCount.Add(1))}}
+	NewWithT(t).Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	return ns.Name
+}
+
+const timeout = 30 * time.Second
+
+func getRepo(g Gomega, key client.ObjectKey) *sourcev1.GitRepository {
+	obj := &sourcev1.GitRepository{}
+	g.Expect(k8s.Get(context.Background(), key, obj)).To(Succeed())
+	return obj
+}
+
+// condition returns "status|reason|message" of a condition of the GitRepository, once the
+// status reflects the current reconcile request. (Conditions are patched before the rest of the
+// status: Ready=True also waits for observedGeneration, written with the artifact.)
+func condition(key client.ObjectKey, t string) func(g Gomega) string {
+	return func(g Gomega) string {
+		obj := getRepo(g, key)
+		if obj.Annotations[meta.ReconcileRequestAnnotation] != obj.Status.LastHandledReconcileAt {
+			return "not observed yet"
+		}
+		c := conditions.Get(obj, t)
+		if c == nil {
+			return ""
+		}
+		if t == meta.ReadyCondition && c.Status == metav1.ConditionTrue && obj.Status.ObservedGeneration != obj.Generation {
+			return "not observed yet"
+		}
+		return string(c.Status) + "|" + c.Reason + "|" + c.Message
+	}
+}
+
+// revision returns the revision of the stored artifact.
+func revision(key client.ObjectKey) func(g Gomega) string {
+	return func(g Gomega) string {
+		if a := getRepo(g, key).Status.Artifact; a != nil {
+			return a.Revision
+		}
+		return ""
+	}
+}
+
+var pokes atomic.Int64
+
+// poke asks for a reconcile now, as `flux reconcile source git` does.
+func poke(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	g := NewWithT(t)
+	obj := getRepo(g, key)
+	p := client.MergeFrom(obj.DeepCopy())
+	if obj.Annotations == nil {
+		obj.Annotations = map[string]string{}
+	}
+	obj.Annotations[meta.ReconcileRequestAnnotation] = fmt.Sprintf("poke-%d", pokes.Add(1))
+	g.Expect(k8s.Patch(context.Background(), obj, p)).To(Succeed())
+}
+
+func createRepo(t *testing.T, ns, name string, spec sourcev1.GitRepositorySpec) client.ObjectKey {
+	t.Helper()
+	if spec.Interval.Duration == 0 {
+		spec.Interval = metav1.Duration{Duration: time.Hour}
+	}
+	obj := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+	NewWithT(t).Expect(k8s.Create(context.Background(), obj)).To(Succeed())
+	return client.ObjectKeyFromObject(obj)
+}
+
+func createSecret(t *testing.T, ns, name string, data map[string][]byte) {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+	NewWithT(t).Expect(k8s.Create(context.Background(), s)).To(Succeed())
+}
+
+// fetchArtifact downloads the stored artifact from its URL like a consumer, verifies its digest
+// and returns the extracted files.
+func fetchArtifact(t *testing.T, key client.ObjectKey) map[string]string {
+	t.Helper()
+	g := NewWithT(t)
+	a := getRepo(g, key).Status.Artifact
+	g.Expect(a).NotTo(BeNil())
+	dir := t.TempDir() + "/x"
+	g.Expect((&artifact.Fetcher{}).Fetch(context.Background(), a.URL, a.Digest, dir)).To(Succeed())
+	files := map[string]string{}
+	g.Expect(walkFiles(dir, files)).To(Succeed())
+	return files
+}
+
+func walkFiles(dir string, files map[string]string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+}
+
+// eventsOf lists the events of an object as "type reason: message".
+func eventsOf(key client.ObjectKey) func(g Gomega) []string {
+	return func(g Gomega) []string {
+		list := &corev1.EventList{}
+		g.Expect(k8s.List(context.Background(), list, client.InNamespace(key.Namespace))).To(Succeed())
+		var out []string
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == key.Name {
+				out = append(out, e.Type+" "+e.Reason+": "+e.Message)
+			}
+		}
+		return out
+	}
+}

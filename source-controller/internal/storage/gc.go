@@ -1,0 +1,97 @@
+package storage
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+)
+
+// GarbageCollect deletes, in the directory of current, the artifact files other than current
+// that are both older than RetentionTTL and beyond the newest RetentionRecords files (current
+// counts as one of them, whatever its age). Symlinks and lock files are never touched;
+// temporary files left by an interrupted write are deleted once older than RetentionTTL. It
+// returns the absolute paths deleted, also when it stops on an error or at timeout (0: none).
+func (s *Storage) GarbageCollect(ctx context.Context, current meta.Artifact, timeout time.Duration) ([]string, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	p, err := s.localPath(current)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := s.objectDir(current)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("garbage collecting artifacts: %w", err)
+	}
+
+	type file struct {
+		path    string
+		mtime   time.Time
+		expired bool
+	}
+	var files, garbage []file
+	now := time.Now()
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.HasSuffix(name, ".lock") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		f := file{path: filepath.Join(dir, name), mtime: info.ModTime()}
+		if f.path == p {
+			continue
+		}
+		f.expired = now.Sub(f.mtime) > s.RetentionTTL
+		if strings.HasPrefix(name, ".") && strings.Contains(name, tmpInfix) {
+			if f.expired {
+				garbage = append(garbage, f)
+			}
+			continue
+		}
+		files = append(files, f)
+	}
+	// Newest first; ties by name so that the outcome does not depend on the directory order.
+	slices.SortFunc(files, func(a, b file) int {
+		if c := b.mtime.Compare(a.mtime); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.path, a.path)
+	})
+	keep := s.RetentionRecords - 1 // current always holds one of the records
+	for i, f := range files {
+		if i >= keep && f.expired {
+			garbage = append(garbage, f)
+		}
+	}
+
+	var deleted []string
+	for _, f := range garbage {
+		if err := ctx.Err(); err != nil {
+			return deleted, fmt.Errorf("garbage collecting artifacts: %w", err)
+		}
+		if err := os.Remove(f.path); err != nil && !os.IsNotExist(err) {
+			return deleted, fmt.Errorf("garbage collecting artifacts: %w", err)
+		}
+		deleted = append(deleted, f.path)
+	}
+	return deleted, nil
+}

@@ -1,0 +1,44 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// Server runs the artifact HTTP server as a manager runnable. It runs on every replica, not only
+// the leader: any replica with the volume can serve downloads.
+type Server struct {
+	Addr    string
+	Storage *Storage
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (*Server) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx is done, then shuts down gracefully.
+func (s *Server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: s.Storage.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	ctrl.Log.WithName("storage").Info("serving artifacts", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
