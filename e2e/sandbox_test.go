@@ -44,7 +44,7 @@ func TestSandboxRunsTheSystemUntilInterrupted(t *testing.T) {
 	g.Expect(printed.String()).To(ContainSubstring("export KUBECONFIG=" + kubeconfig))
 	for _, c := range []string{"source-controller", "gating-controller", "resourceset-controller", "manifest-generator"} {
 		g.Expect(printed.String()).To(ContainSubstring(c))
-		g.Expect(filepath.Join(state, "logs", c+".log")).To(BeAnExistingFile())
+		g.Expect(filepath.Join(state, c+".log")).To(BeAnExistingFile())
 	}
 
 	kubectl := exec.Command(filepath.Join(binDir, "kubectl"), "get", "crd", "gates.gating.toolkit.fluxcd.io", "-o", "name")

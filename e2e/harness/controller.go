@@ -21,19 +21,22 @@ type Controller struct {
 	Name        string
 	MetricsAddr string
 	HealthAddr  string
+	// StorageAddr is the artifact server of the source-controller.
+	StorageAddr string
 	LogPath     string
 	cmd         *exec.Cmd
 	done        chan error
 }
 
 // StartController runs bin/<name> against the cluster of kubeconfig on free loopback ports, with
-// its logs in logDir/<name>.log. extraArgs are appended to the common flags.
-func StartController(binDir, name, kubeconfig, logDir string, extraArgs ...string) (*Controller, error) {
+// its logs in dir/<name>.log (and, for the source-controller, its artifacts in dir/storage).
+// extraArgs are appended to the common flags.
+func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) (*Controller, error) {
 	bin := filepath.Join(binDir, name)
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s not found: run `make build`", bin)
 	}
-	ports, err := FreePorts(2)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -41,8 +44,16 @@ func StartController(binDir, name, kubeconfig, logDir string, extraArgs ...strin
 		Name:        name,
 		MetricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		HealthAddr:  fmt.Sprintf("127.0.0.1:%d", ports[1]),
-		LogPath:     filepath.Join(logDir, name+".log"),
+		LogPath:     filepath.Join(dir, name+".log"),
 		done:        make(chan error, 1),
+	}
+	if name == "source-controller" {
+		c.StorageAddr = fmt.Sprintf("127.0.0.1:%d", ports[2])
+		extraArgs = append([]string{
+			"--storage-path=" + filepath.Join(dir, "storage"),
+			"--storage-addr=" + c.StorageAddr,
+			"--storage-adv-addr=" + c.StorageAddr,
+		}, extraArgs...)
 	}
 	logFile, err := os.Create(c.LogPath)
 	if err != nil {

@@ -19,10 +19,10 @@ type System struct {
 }
 
 // StartSystem starts the control plane (CRDs of deploy/crds installed), writes an admin
-// kubeconfig into stateDir, and starts every controller binary of binDir, waiting until each
-// answers /readyz.
+// kubeconfig into stateDir, and starts every controller binary of binDir with its log and
+// storage in stateDir, waiting until each answers /readyz.
 func StartSystem(ctx context.Context, binDir, stateDir string) (*System, error) {
-	if err := os.MkdirAll(filepath.Join(stateDir, "logs"), 0o755); err != nil {
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return nil, err
 	}
 	env, err := testenv.Start(testenv.Options{})
@@ -35,7 +35,7 @@ func StartSystem(ctx context.Context, binDir, stateDir string) (*System, error) 
 		return nil, err
 	}
 	for _, name := range Controllers {
-		c, err := StartController(binDir, name, s.Kubeconfig, filepath.Join(stateDir, "logs"))
+		c, err := StartController(binDir, name, s.Kubeconfig, stateDir)
 		if err != nil {
 			_ = s.Stop()
 			return nil, err

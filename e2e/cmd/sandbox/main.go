@@ -33,15 +33,19 @@ func main() {
 
   kubeconfig:  %[1]s
   logs:        %[2]s/<controller>.log
+  artifacts:   %[2]s/storage (served by the source-controller, see below)
 
 Use it from another shell:
   export KUBECONFIG=%[1]s
   kubectl get crds
   kubectl apply -f deploy/examples/   # once examples exist
 
-`, sys.Kubeconfig, filepath.Join(state, "logs"))
+`, sys.Kubeconfig, state)
 	for _, c := range sys.Controllers {
 		fmt.Printf("  %-24s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
+		if c.StorageAddr != "" {
+			fmt.Printf("  %-24s artifacts http://%s/\n", "", c.StorageAddr)
+		}
 	}
 	fmt.Println("\nPress Ctrl-C to stop.")
 	<-ctx.Done()

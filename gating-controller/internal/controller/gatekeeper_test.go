@@ -84,7 +84,7 @@ func TestSeed004ChangeFreezeAndBypassSignoff(t *testing.T) {
 	g.Eventually(eventsOf(ns, "bypass-signoff"), timeout).Should(ContainElement(
 		"Normal GateOpened: Gate open requested (request, requested by bob: Patching a CVE: Signed off by Bob the builder)"))
 	// The log line of seed 004.
-	g.Expect(logs.lines()).To(ContainElement(And(
+	g.Expect(logs.Lines()).To(ContainElement(And(
 		ContainSubstring(`"msg":"opening gate: 'Patching a CVE: Signed off by Bob the builder'"`),
 		ContainSubstring(`"closed":"false"`),
 		ContainSubstring(`"Gate":{"name":"bypass-signoff","namespace":"`+ns+`"}`),

@@ -1,12 +1,9 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,25 +83,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 }
 
 // logs holds what the reconcilers logged, as JSON lines.
-var logs = &syncBuffer{}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the log lines logged so far.
-func (b *syncBuffer) lines() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Split(b.buf.String(), "\n")
-}
+var logs = &testenv.LogBuffer{}
 
 var nsCount atomic.Int64
 

@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
@@ -52,6 +53,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	k8s = env.Client
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs)))
 	code, err := run(m, scheme)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -98,6 +100,9 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	go func() { _ = mgr.Start(ctx) }()
 	return m.Run(), nil
 }
+
+// logs holds what the reconciler logged, as JSON lines.
+var logs = &testenv.LogBuffer{}
 
 var nsCount atomic.Int64
 

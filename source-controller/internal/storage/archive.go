@@ -48,6 +48,11 @@ var newGzipWriter = func(w io.Writer) (io.WriteCloser, error) {
 // slash-separated relative path p (a whole tree for a directory); nil excludes nothing.
 // Beyond MaxSize it fails with an error wrapping ErrArtifactTooLarge and leaves no file.
 func (s *Storage) Archive(a *meta.Artifact, dir string, filter func(p string, d fs.DirEntry) bool) error {
+	// The walk does not descend into a root that is a symlink: resolve it first.
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("archiving: %w", err)
+	}
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("archiving: %w", err)

@@ -194,6 +194,20 @@ func TestArchiveSkipsLinksAndSpecialFiles(t *testing.T) {
 	g.Expect(names).To(Equal([]string{"real.yaml", "sub/", "sub/x.yaml"}))
 }
 
+func TestArchiveSymlinkedRoot(t *testing.T) {
+	g := NewWithT(t)
+	s := newTestStorage(t, Options{})
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.yaml": "a", ".flux.yaml": "f", ".git/HEAD": "h"})
+	link := filepath.Join(t.TempDir(), "checkout")
+	g.Expect(os.Symlink(dir, link)).To(Succeed())
+	filter, err := IgnoreFilter(link, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	a := s.NewArtifactFor("GitRepository", testObject("app"), "rev", "rev.tar.gz")
+	g.Expect(s.Archive(&a, link, filter)).To(Succeed())
+	g.Expect(archivedFiles(t, s, a)).To(Equal(map[string]string{"a.yaml": "a", ".flux.yaml": "f"}))
+}
+
 func TestArchiveFilter(t *testing.T) {
 	g := NewWithT(t)
 	s := newTestStorage(t, Options{})

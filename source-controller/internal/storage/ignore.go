@@ -28,9 +28,12 @@ func IgnoreFilter(dir string, specIgnore *string) (func(p string, d fs.DirEntry)
 	for _, p := range strings.Split(defaultIgnore, ",") {
 		ps = append(ps, gitignore.ParsePattern(p, nil))
 	}
-	dir = filepath.Clean(dir)
+	dir, err := filepath.EvalSymlinks(dir) // the walk does not descend into a symlinked root
+	if err != nil {
+		return nil, err
+	}
 	keepDirs := map[string]bool{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

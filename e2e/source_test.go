@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/e2e/harness"
+	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/testserver"
+)
+
+// The source-controller binary fetches a repository and serves the artifact; after a restart it
+// serves the same artifact from disk, and traversal requests get nothing.
+func TestSourceControllerServesArtifactsAcrossRestarts(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	g.Expect(env.WriteKubeconfig(kubeconfig)).To(Succeed())
+	start := func() *harness.Controller {
+		c, err := harness.StartController(binDir, "source-controller", kubeconfig, dir)
+		g.Expect(err).NotTo(HaveOccurred())
+		readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		g.Expect(c.WaitReady(readyCtx)).To(Succeed())
+		return c
+	}
+	c := start()
+
+	server := testserver.NewGitServer(t, testserver.Options{})
+	repo := server.NewRepo(t, "app")
+	sha := repo.Commit(t, "Initial commit", map[string]string{"app.yaml": "kind: ConfigMap\n"})
+	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "source-e2e"}})).To(Succeed())
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+		"metadata": map[string]any{"namespace": "source-e2e", "name": "app"},
+		"spec":     map[string]any{"url": repo.HTTPURL(), "interval": "1h"},
+	}}
+	g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+
+	stored := func() (map[string]any, bool) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+		a, ok, _ := unstructured.NestedMap(obj.Object, "status", "artifact")
+		return a, ok
+	}
+	g.Eventually(func() any { a, _ := stored(); return a["revision"] }, time.Minute).Should(Equal("master@sha1:" + sha))
+	a, _ := stored()
+	url, digest := a["url"].(string), a["digest"].(string)
+	g.Expect(url).To(HavePrefix("http://" + c.StorageAddr + "/gitrepository/source-e2e/app/"))
+
+	fetch := func() {
+		out := filepath.Join(t.TempDir(), "x")
+		g.Expect((&artifact.Fetcher{}).Fetch(ctx, url, digest, out)).To(Succeed())
+		g.Expect(filepath.Join(out, "app.yaml")).To(BeAnExistingFile())
+	}
+	fetch()
+	for _, p := range []string{"/../kubeconfig", "/%2e%2e/kubeconfig", "/gitrepository/"} {
+		resp, err := http.Get("http://" + c.StorageAddr + p)
+		g.Expect(err).NotTo(HaveOccurred())
+		resp.Body.Close()
+		g.Expect(resp.StatusCode).To(BeNumerically(">=", 400), p)
+	}
+
+	g.Expect(c.Stop(30 * time.Second)).To(Succeed())
+	c2, err := harness.StartController(binDir, "source-controller", kubeconfig, dir,
+		"--storage-addr="+c.StorageAddr, "--storage-adv-addr="+c.StorageAddr)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = c2.Stop(30 * time.Second) }()
+	readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	g.Expect(c2.WaitReady(readyCtx)).To(Succeed())
+	g.Eventually(func() error { _, err := http.Get(url); return err }, 10*time.Second).Should(Succeed())
+	fetch()
+}
