@@ -105,7 +105,7 @@ func TestGitRepositoryFetchesOverSSH(t *testing.T) {
 	// A known_hosts that does not match the server's key is refused.
 	other := testserver.NewGitServer(t, testserver.Options{SSH: true})
 	createSecret(t, ns, "wrong-host", map[string][]byte{
-		"identity": server.Identity().PrivateKeyPEM,
+		"identity":    server.Identity().PrivateKeyPEM,
 		"known_hosts": []byte(strings.Replace(string(other.KnownHosts()), other.SSHAddr(), server.SSHAddr(), 1)),
 	})
 	bad := createRepo(t, ns, "ssh-wrong-host", sourcev1.GitRepositorySpec{URL: repo.SSHURL(), SecretRef: &meta.LocalObjectReference{Name: "wrong-host"}})
@@ -142,13 +142,13 @@ func TestGitRepositoryIgnoreRules(t *testing.T) {
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "ignore")
 	repo.Commit(t, "files", map[string]string{
-		"apps/a.yaml":         "a",
-		"apps/secret.txt":     "s",
-		"apps/.sourceignore":  "*.txt\n",
-		"docs/guide.md":       "d",
+		"apps/a.yaml":          "a",
+		"apps/secret.txt":      "s",
+		"apps/.sourceignore":   "*.txt\n",
+		"docs/guide.md":        "d",
 		".github/workflow.yml": "w",
-		"clusters/.flux.yaml": "version: 1\n",
-		"clusters/prod.yaml":  "p",
+		"clusters/.flux.yaml":  "version: 1\n",
+		"clusters/prod.yaml":   "p",
 	})
 	ignore := "/docs/\n*.yaml\n"
 	key := createRepo(t, ns, "ignore", sourcev1.GitRepositorySpec{URL: repo.HTTPURL(), Ignore: &ignore})

@@ -3,8 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync/atomic"
