@@ -1,0 +1,63 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/testserver"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+)
+
+// A reconcile of an unchanged repository on loopback: read the object, verify the stored
+// artifact, list the remote's references (a git http-backend run on the server side), patch
+// nothing new. The figure includes the API round trips and the server's process start.
+func BenchmarkGitRepositoryNoOpReconcile(b *testing.B) {
+	ctx := context.Background()
+	server := testserver.NewGitServer(b, testserver.Options{})
+	repo := server.NewRepo(b, "bench")
+	files := map[string]string{}
+	for i := range 200 {
+		files["deploy/app-"+string(rune('a'+i%26))+"/"+time.Duration(i).String()+".yaml"] = "kind: ConfigMap\n"
+	}
+	repo.Commit(b, "Initial commit", files)
+
+	obj := &sourcev1.GitRepository{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bench"},
+		Spec:       sourcev1.GitRepositorySpec{URL: repo.HTTPURL(), Interval: metav1.Duration{Duration: time.Hour}},
+	}
+	if err := k8s.Create(ctx, obj); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = k8s.Delete(ctx, obj) }()
+	r := &GitRepositoryReconciler{Client: k8s, EventRecorder: record.NewFakeRecorder(100), Storage: store, ControllerName: ControllerName}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
+
+	// The first reconcile builds the artifact.
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		b.Fatal(err)
+	}
+	if err := k8s.Get(ctx, req.NamespacedName, obj); err != nil || !conditions.IsTrue(obj, meta.ReadyCondition) {
+		b.Fatalf("no artifact: %v %v", err, obj.Status.Conditions)
+	}
+	before := obj.Status.Artifact.Revision
+
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if err := k8s.Get(ctx, req.NamespacedName, obj); err != nil || obj.Status.Artifact.Revision != before {
+		b.Fatalf("the no-op reconcile changed the artifact: %v", err)
+	}
+}
