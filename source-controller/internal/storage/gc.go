@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +17,7 @@ import (
 // GarbageCollect deletes, in the directory of current, the artifact files other than current
 // that are both older than RetentionTTL and beyond the newest RetentionRecords files (current
 // counts as one of them, whatever its age). Symlinks and lock files are never touched;
-// temporary files left by an interrupted write are deleted once older than RetentionTTL. It
+// temporary files and links left by an interrupted write are deleted once older than RetentionTTL. It
 // returns the absolute paths deleted, also when it stops on an error or at timeout (0: none).
 func (s *Storage) GarbageCollect(ctx context.Context, current meta.Artifact, timeout time.Duration) ([]string, error) {
 	if timeout > 0 {
@@ -49,7 +50,10 @@ func (s *Storage) GarbageCollect(ctx context.Context, current meta.Artifact, tim
 	now := time.Now()
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || strings.HasSuffix(name, ".lock") {
+		temp := strings.HasPrefix(name, ".") && strings.Contains(name, tmpInfix)
+		switch {
+		case temp && (e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0):
+		case !e.Type().IsRegular() || strings.HasSuffix(name, ".lock"):
 			continue
 		}
 		info, err := e.Info()
@@ -61,7 +65,8 @@ func (s *Storage) GarbageCollect(ctx context.Context, current meta.Artifact, tim
 			continue
 		}
 		f.expired = now.Sub(f.mtime) > s.RetentionTTL
-		if strings.HasPrefix(name, ".") && strings.Contains(name, tmpInfix) {
+		if temp {
+			// Left by an interrupted write or Symlink: never an artifact record.
 			if f.expired {
 				garbage = append(garbage, f)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	"golang.org/x/sys/unix"
 )
 
 func TestGarbageCollect(t *testing.T) {
@@ -101,10 +102,15 @@ func TestGarbageCollectTemporaryFiles(t *testing.T) {
 	g.Expect(os.WriteFile(stale, nil, 0o600)).To(Succeed())
 	g.Expect(os.WriteFile(fresh, nil, 0o600)).To(Succeed())
 	age(t, stale, 2*time.Hour)
+	staleLink := filepath.Join(dir, ".latest.tar.gz.tmp-789")
+	g.Expect(os.Symlink("a.tar.gz", staleLink)).To(Succeed())
+	ts := time.Now().Add(-2 * time.Hour)
+	g.Expect(lutimes(staleLink, ts)).To(Succeed())
 	deleted, err := s.GarbageCollect(context.Background(), a, 0)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(deleted).To(Equal([]string{stale}))
+	g.Expect(deleted).To(ConsistOf(stale, staleLink))
 	g.Expect(fresh).To(BeAnExistingFile())
+	g.Expect(s.ArtifactExist(a)).To(BeTrue())
 }
 
 func TestGarbageCollectCancelled(t *testing.T) {
@@ -133,4 +139,10 @@ func TestGarbageCollectRefusesTheStorageRoot(t *testing.T) {
 	deleted, err := s.GarbageCollect(context.Background(), meta.Artifact{Path: "gitrepository/default/none/x.tar.gz"}, 0)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(deleted).To(BeEmpty())
+}
+
+// lutimes sets the mtime of a symlink itself.
+func lutimes(path string, ts time.Time) error {
+	tv := []unix.Timeval{unix.NsecToTimeval(ts.UnixNano()), unix.NsecToTimeval(ts.UnixNano())}
+	return unix.Lutimes(path, tv)
 }

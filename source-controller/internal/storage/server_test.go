@@ -282,3 +282,27 @@ func TestRequestName(t *testing.T) {
 		})
 	}
 }
+
+func TestServeConcurrentFirstRequests(t *testing.T) {
+	g := NewWithT(t)
+	f := newServerFixture(t, digest.SHA256)
+	s := newTestStorage(t, Options{BasePath: f.s.BasePath}) // cold ETag cache
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	etags := make(chan string, 16)
+	for range cap(etags) {
+		go func() {
+			resp, err := http.Get(srv.URL + "/" + f.a.Path)
+			if err != nil {
+				etags <- err.Error()
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			etags <- resp.Header.Get("ETag")
+		}()
+	}
+	for range cap(etags) {
+		g.Expect(<-etags).To(Equal(`"` + f.a.Digest + `"`))
+	}
+}

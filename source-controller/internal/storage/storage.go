@@ -173,6 +173,9 @@ func (s *Storage) Symlink(a meta.Artifact, linkName string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if linkName == filepath.Base(p) {
+		return "", fmt.Errorf("symlink name %q would replace the artifact", linkName)
+	}
 	dir := filepath.Dir(p)
 	link := filepath.Join(dir, linkName)
 	// A temporary name then rename(2): readers see the old or the new link, never none.

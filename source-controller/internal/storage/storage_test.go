@@ -132,7 +132,7 @@ func TestSymlink(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(entries).To(HaveLen(3))
 
-	for _, bad := range []string{"", ".", "..", "../x", "a/b", "a\x00"} {
+	for _, bad := range []string{"", ".", "..", "../x", "a/b", "a\x00", "r1.tar.gz"} {
 		_, err := s.Symlink(a, bad)
 		g.Expect(err).To(HaveOccurred(), "%q", bad)
 	}
