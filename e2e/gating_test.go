@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/sluice-gitops/sluice/e2e/harness"
 	"github.com/sluice-gitops/sluice/shared/gates"
 )
 
@@ -24,14 +23,8 @@ func TestGateOpenedAndClosedWithThePlugin(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	g.Expect(env.WriteKubeconfig(kubeconfig)).To(Succeed())
-	c, err := harness.StartController(binDir, "gating-controller", kubeconfig, dir)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = c.Stop(30 * time.Second) }()
-	readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	g.Expect(c.WaitReady(readyCtx)).To(Succeed())
+	kubeconfig := kubeconfigIn(t, dir)
+	c := startController(t, "gating-controller", kubeconfig, dir)
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gating-e2e"}}
 	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/sluice-gitops/sluice/e2e/harness"
 	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
@@ -24,17 +23,8 @@ func TestSourceControllerServesArtifactsAcrossRestarts(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	g.Expect(env.WriteKubeconfig(kubeconfig)).To(Succeed())
-	start := func() *harness.Controller {
-		c, err := harness.StartController(binDir, "source-controller", kubeconfig, dir)
-		g.Expect(err).NotTo(HaveOccurred())
-		readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		g.Expect(c.WaitReady(readyCtx)).To(Succeed())
-		return c
-	}
-	c := start()
+	kubeconfig := kubeconfigIn(t, dir)
+	c := startController(t, "source-controller", kubeconfig, dir)
 
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "app")
@@ -71,13 +61,7 @@ func TestSourceControllerServesArtifactsAcrossRestarts(t *testing.T) {
 	}
 
 	g.Expect(c.Stop(30 * time.Second)).To(Succeed())
-	c2, err := harness.StartController(binDir, "source-controller", kubeconfig, dir,
-		"--storage-addr="+c.StorageAddr, "--storage-adv-addr="+c.StorageAddr)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = c2.Stop(30 * time.Second) }()
-	readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	g.Expect(c2.WaitReady(readyCtx)).To(Succeed())
+	startController(t, "source-controller", kubeconfig, dir, "--storage-addr="+c.StorageAddr, "--storage-adv-addr="+c.StorageAddr)
 	g.Eventually(func() error { _, err := http.Get(url); return err }, 10*time.Second).Should(Succeed())
 	fetch()
 }
