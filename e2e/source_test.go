@@ -65,3 +65,41 @@ func TestSourceControllerServesArtifactsAcrossRestarts(t *testing.T) {
 	g.Eventually(func() error { _, err := http.Get(url); return err }, 10*time.Second).Should(Succeed())
 	fetch()
 }
+
+// Two replicas with leader election: only the leader reconciles, both serve the artifacts of the
+// shared volume.
+func TestEveryReplicaServesArtifacts(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	kubeconfig := kubeconfigIn(t, dir)
+	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sluice-system"}}))).To(Succeed())
+	leader := startController(t, "source-controller", kubeconfig, dir, "--enable-leader-election")
+	g.Eventually(func() string { return get(t, "http://"+leader.MetricsAddr+"/metrics") }, time.Minute).
+		Should(ContainSubstring("leader_election_master_status"))
+	standby := startController(t, "source-controller", kubeconfig, t.TempDir(),
+		"--enable-leader-election", "--storage-path="+filepath.Join(dir, "storage"))
+
+	server := testserver.NewGitServer(t, testserver.Options{})
+	repo := server.NewRepo(t, "replicas")
+	sha := repo.Commit(t, "Initial commit", map[string]string{"app.yaml": "kind: ConfigMap\n"})
+	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "replicas"}})).To(Succeed())
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+		"metadata": map[string]any{"namespace": "replicas", "name": "app"},
+		"spec":     map[string]any{"url": repo.HTTPURL(), "interval": "1h"},
+	}}
+	g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+	var path, digest string
+	g.Eventually(func() string {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+		path, _, _ = unstructured.NestedString(obj.Object, "status", "artifact", "path")
+		digest, _, _ = unstructured.NestedString(obj.Object, "status", "artifact", "digest")
+		rev, _, _ := unstructured.NestedString(obj.Object, "status", "artifact", "revision")
+		return rev
+	}, time.Minute).Should(Equal("master@sha1:" + sha))
+
+	out := filepath.Join(t.TempDir(), "x")
+	g.Expect((&artifact.Fetcher{}).Fetch(ctx, "http://"+standby.StorageAddr+"/"+path, digest, out)).To(Succeed())
+	g.Expect(filepath.Join(out, "app.yaml")).To(BeAnExistingFile())
+}

@@ -56,11 +56,14 @@ func (o *Options) NewManager(name string, scheme *runtime.Scheme, owned ...clien
 	cfg.UserAgent = name
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
-		HealthProbeBindAddress:        o.HealthAddr,
-		LeaderElection:                o.LeaderElection.Enable,
-		LeaderElectionID:              leaderelection.GenerateID(name, o.WatchLabelSelector),
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress: o.HealthAddr,
+		LeaderElection:         o.LeaderElection.Enable,
+		LeaderElectionID:       leaderelection.GenerateID(name, o.WatchLabelSelector),
+		// In a cluster the lease goes in the pod's namespace; out of a cluster (make dev, e2e)
+		// controller-runtime cannot find it without being told.
+		LeaderElectionNamespace:       os.Getenv(RuntimeNamespaceEnv),
 		LeaderElectionReleaseOnCancel: o.LeaderElection.ReleaseOnCancel,
 		LeaseDuration:                 &o.LeaderElection.LeaseDuration,
 		RenewDeadline:                 &o.LeaderElection.RenewDeadline,
