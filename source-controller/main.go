@@ -59,9 +59,10 @@ func main() {
 	bootstrap.Exit(err, "creating event recorder")
 	bootstrap.Exit(mgr.Add(&storage.Server{Addr: storageAddr, Storage: store}), "adding the artifact server")
 
-	git := &controller.GitRepositoryReconciler{
+	common := controller.SourceReconciler{
 		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: controllerName,
 	}
+	git := &controller.GitRepositoryReconciler{SourceReconciler: common}
 	bootstrap.Exit(git.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GitRepository controller")
 
 	bootstrap.Run(mgr, controllerName)

@@ -123,6 +123,14 @@ func (in *GitRepository) GetGates() *gates.Gates { return in.Spec.Gates }
 // GetArtifact returns the stored artifact.
 func (in *GitRepository) GetArtifact() *meta.Artifact { return in.Status.Artifact }
 
+// SetArtifact sets the stored artifact.
+func (in *GitRepository) SetArtifact(a *meta.Artifact) { in.Status.Artifact = a }
+
+// GetRequestStatus returns the reconcile request handling of the status.
+func (in *GitRepository) GetRequestStatus() *meta.ReconcileRequestStatus {
+	return &in.Status.ReconcileRequestStatus
+}
+
 // GitRepositoryList is a list of GitRepositories.
 // +kubebuilder:object:root=true
 type GitRepositoryList struct {

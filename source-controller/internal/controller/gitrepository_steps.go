@@ -15,58 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
-
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/git"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
 )
 
 const defaultGitTimeout = 60 * time.Second
-
-// reconcileStorage checks that the stored artifact is still on disk and intact (else it is
-// rebuilt), refreshes its URL and collects old artifacts.
-func (r *GitRepositoryReconciler) reconcileStorage(ctx context.Context, obj *sourcev1.GitRepository) error {
-	art := obj.Status.Artifact
-	if art == nil {
-		conditions.Delete(obj, sourcev1.ArtifactInStorageCondition)
-		return nil
-	}
-	if err := r.Storage.Verify(*art); err != nil {
-		msg := fmt.Sprintf("stored artifact of revision '%s' is missing or corrupt, rebuilding it: %s", art.Revision, err)
-		r.EventRecorder.Event(obj, corev1.EventTypeWarning, sourcev1.StatOperationFailedReason, msg)
-		obj.Status.Artifact = nil
-		conditions.Delete(obj, sourcev1.ArtifactInStorageCondition)
-		return nil
-	}
-	r.Storage.SetArtifactURL(art)
-	if deleted, err := r.Storage.GarbageCollect(ctx, *art, 30*time.Second); err != nil {
-		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, sourcev1.GarbageCollectionFailedReason,
-			"garbage collection of old artifacts failed: %s", err)
-	} else if len(deleted) > 0 {
-		log.FromContext(ctx).Info(fmt.Sprintf("garbage collected %d artifacts", len(deleted)))
-	}
-	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, meta.SucceededReason,
-		"stored artifact for revision '%s'", art.Revision)
-	return nil
-}
-
-// reconcileGates keeps the last artifact while the gates are closed: nothing new is fetched.
-func (r *GitRepositoryReconciler) reconcileGates(ctx context.Context, obj *sourcev1.GitRepository) (bool, error) {
-	res, err := gates.Evaluate(ctx, r.Client, obj.Namespace, obj.Spec.Gates)
-	if err != nil {
-		return false, err
-	}
-	if obj.Spec.Gates != nil && len(obj.Spec.Gates.Refs) > 0 {
-		log.FromContext(ctx).Info("evaluated gates", "gates", res.LogValue())
-	}
-	if res.Open {
-		conditions.Delete(obj, gates.BlockedCondition)
-		return false, nil
-	}
-	conditions.MarkTrue(obj, gates.BlockedCondition, gates.GateClosedReason, "%s", res.Message())
-	return true, nil
-}
 
 // reconcileSource resolves the reference on the remote and, when it is not the stored
 // revision, checks it out into dir. changed is false for a no-op: the artifact is up to date.
@@ -110,7 +64,7 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 }
 
 // reconcileArtifact archives the checkout and makes it the served artifact.
-func (r *GitRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *sourcev1.GitRepository, commit git.Commit, dir string) error {
+func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository, commit git.Commit, dir string) error {
 	src := dir + "/src"
 	art := r.Storage.NewArtifactFor(sourcev1.GitRepositoryKind, obj, commit.Revision.String(), commit.Revision.Hash+".tar.gz")
 	filter, err := storage.IgnoreFilter(src, obj.Spec.Ignore)
@@ -124,17 +78,10 @@ func (r *GitRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *so
 		}
 		return r.storageFailed(obj, reason, fmt.Errorf("archiving revision '%s': %w", commit.Revision, err))
 	}
-	if _, err := r.Storage.Symlink(art, "latest.tar.gz"); err != nil {
-		return r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, err)
+	if err := r.storeArtifact(obj, art, fmt.Sprintf("stored artifact for commit '%s'", commit.Subject)); err != nil {
+		return err
 	}
-	obj.Status.Artifact = &art
 	obj.Status.ObservedIgnore = obj.Spec.Ignore
-	conditions.Delete(obj, sourcev1.StorageOperationFailedCondition)
-	conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
-	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, meta.SucceededReason,
-		"stored artifact for revision '%s'", art.Revision)
-	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": art.Revision}, corev1.EventTypeNormal,
-		sourcev1.NewArtifactReason, "stored artifact for commit '%s'", commit.Subject)
 	return nil
 }
 
@@ -149,18 +96,6 @@ func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *sourcev1.GitRep
 		data = secret.Data
 	}
 	return git.AuthFromSecret(u, data, dir)
-}
-
-func (r *GitRepositoryReconciler) fetchFailed(obj *sourcev1.GitRepository, reason string, err error) error {
-	conditions.MarkTrue(obj, sourcev1.FetchFailedCondition, reason, "%s", err)
-	r.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, err.Error())
-	return err
-}
-
-func (r *GitRepositoryReconciler) storageFailed(obj *sourcev1.GitRepository, reason string, err error) error {
-	conditions.MarkTrue(obj, sourcev1.StorageOperationFailedCondition, reason, "%s", err)
-	r.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, err.Error())
-	return err
 }
 
 // gitReason tells authentication failures from other Git failures.

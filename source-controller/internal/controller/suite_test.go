@@ -93,7 +93,8 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := &GitRepositoryReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: ControllerName}
+	common := SourceReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: ControllerName}
+	r := &GitRepositoryReconciler{common}
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err
 	}
