@@ -1,4 +1,9 @@
-// Package testserver serves real Git repositories on loopback for tests: `git http-backend`
+// Package testserver runs the real servers the controllers are tested against, on loopback: Git
+// (below), a Helm HTTP repository with charts packaged by Helm's own code and an index generated
+// by Helm's repo package (NewHelmRepository), and an OCI registry (go-containerregistry's
+// in-process registry, NewRegistry) that charts are pushed to with Helm's registry client.
+//
+// Git repositories are served by `git http-backend`
 // behind net/http/httptest (plain HTTP or HTTPS, optional basic or bearer auth) and an SSH
 // server built on golang.org/x/crypto/ssh that runs the real `git upload-pack` and
 // `git receive-pack`. Repositories are bare repositories under the server's root, filled
