@@ -31,6 +31,8 @@ func main() {
 		storageOpts storage.Options
 		storageAddr string
 		digestAlgo  string
+
+		helmIndexMaxSize int64
 	)
 	opts.BindFlags(pflag.CommandLine, false)
 	pflag.StringVar(&storageOpts.BasePath, "storage-path", "/data", "The local directory where artifacts are stored.")
@@ -43,6 +45,7 @@ func main() {
 		"How many artifacts per object are kept, the current one included.")
 	pflag.StringVar(&digestAlgo, "artifact-digest-algo", "sha256", "The digest algorithm of artifacts: sha256, sha384 or sha512.")
 	pflag.Int64Var(&storageOpts.MaxSize, "artifact-max-size", 0, "The largest artifact, in bytes, that is stored; 0 means no limit.")
+	pflag.Int64Var(&helmIndexMaxSize, "helm-index-max-size", 50<<20, "The largest Helm repository index.yaml, in bytes, that is downloaded.")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
@@ -53,7 +56,7 @@ func main() {
 	store, err := storage.New(storageOpts)
 	bootstrap.Exit(err, "setting up the artifact storage")
 
-	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{})
+	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{}, &sourcev1.HelmRepository{})
 	bootstrap.Exit(err, "creating manager")
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
@@ -64,6 +67,8 @@ func main() {
 	}
 	git := &controller.GitRepositoryReconciler{SourceReconciler: common}
 	bootstrap.Exit(git.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GitRepository controller")
+	helmRepo := &controller.HelmRepositoryReconciler{SourceReconciler: common, MaxIndexSize: helmIndexMaxSize}
+	bootstrap.Exit(helmRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the HelmRepository controller")
 
 	bootstrap.Run(mgr, controllerName)
 }

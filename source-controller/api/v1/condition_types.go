@@ -39,3 +39,8 @@ const (
 
 // SourceFinalizer removes the stored artifacts of a deleted source.
 const SourceFinalizer = "finalizers.fluxcd.io"
+
+const (
+	// IndexationFailedReason: the Helm repository index could not be fetched or read.
+	IndexationFailedReason = "IndexationFailed"
+)

@@ -10,8 +10,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -78,7 +76,7 @@ func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository,
 		}
 		return r.storageFailed(obj, reason, fmt.Errorf("archiving revision '%s': %w", commit.Revision, err))
 	}
-	if err := r.storeArtifact(obj, art, fmt.Sprintf("stored artifact for commit '%s'", commit.Subject)); err != nil {
+	if _, err := r.storeArtifact(obj, art, "latest.tar.gz", fmt.Sprintf("stored artifact for commit '%s'", commit.Subject)); err != nil {
 		return err
 	}
 	obj.Status.ObservedIgnore = obj.Spec.Ignore
@@ -89,11 +87,10 @@ func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository,
 func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *sourcev1.GitRepository, u *url.URL, dir string) (*git.Auth, error) {
 	var data map[string][]byte
 	if ref := obj.Spec.SecretRef; ref != nil {
-		secret := &corev1.Secret{}
-		if err := r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: ref.Name}, secret); err != nil {
-			return nil, fmt.Errorf("failed to get secret '%s/%s': %w", obj.Namespace, ref.Name, err)
+		var err error
+		if data, err = r.secretData(ctx, obj.Namespace, ref.Name); err != nil {
+			return nil, err
 		}
-		data = secret.Data
 	}
 	return git.AuthFromSecret(u, data, dir)
 }

@@ -180,10 +180,12 @@ func (r *SourceReconciler) reconcileGates(ctx context.Context, obj source) (bool
 	return true, nil
 }
 
-// storeArtifact makes art the served artifact, with latest.tar.gz pointing at it.
-func (r *SourceReconciler) storeArtifact(obj source, art meta.Artifact, eventMsg string) error {
-	if _, err := r.Storage.Symlink(art, "latest.tar.gz"); err != nil {
-		return r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, err)
+// storeArtifact makes art the served artifact, with the stable link linkName pointing at it;
+// it returns the link's URL.
+func (r *SourceReconciler) storeArtifact(obj source, art meta.Artifact, linkName, eventMsg string) (string, error) {
+	url, err := r.Storage.Symlink(art, linkName)
+	if err != nil {
+		return "", r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, err)
 	}
 	obj.SetArtifact(&art)
 	conditions.Delete(obj, sourcev1.StorageOperationFailedCondition)
@@ -192,7 +194,7 @@ func (r *SourceReconciler) storeArtifact(obj source, art meta.Artifact, eventMsg
 		"stored artifact for revision '%s'", art.Revision)
 	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": art.Revision}, corev1.EventTypeNormal,
 		sourcev1.NewArtifactReason, "%s", eventMsg)
-	return nil
+	return url, nil
 }
 
 func (r *SourceReconciler) fetchFailed(obj source, reason string, err error) error {

@@ -32,8 +32,12 @@ import (
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
 )
 
-// maxArtifactSize is --artifact-max-size for the suite: small, so a test can go over it.
-const maxArtifactSize = 1 << 20
+// maxArtifactSize is --artifact-max-size and helmIndexMaxSize --helm-index-max-size for the
+// suite: small, so a test can go over them.
+const (
+	maxArtifactSize  = 1 << 20
+	helmIndexMaxSize = 1 << 20
+)
 
 var (
 	env   *testenv.Env
@@ -96,6 +100,10 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	common := SourceReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: ControllerName}
 	r := &GitRepositoryReconciler{common}
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
+		return 0, err
+	}
+	helmRepo := &HelmRepositoryReconciler{SourceReconciler: common, MaxIndexSize: helmIndexMaxSize}
+	if err := helmRepo.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err
 	}
 	go func() { _ = mgr.Start(ctx) }()
