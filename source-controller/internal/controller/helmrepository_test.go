@@ -118,7 +118,7 @@ func TestHelmRepositoryBadInputKeepsTheArtifact(t *testing.T) {
 	repo.WriteIndex(t, []byte("apiVersion: v1\nentries: [this is: not: valid\n"))
 	pokeHelmRepo(t, key)
 	g.Eventually(helmRepoState(key, sourcev1.FetchFailedCondition), timeout).Should(And(
-		HavePrefix("True|IndexationFailed|Helm repository index '"+repo.URL()+"/index.yaml' is not usable:")))
+		HavePrefix("True|IndexationFailed|Helm repository index '" + repo.URL() + "/index.yaml' is not usable:")))
 	g.Expect(getHelmRepo(g, key).Status.Artifact).To(Equal(good))
 
 	repo.WriteIndex(t, make([]byte, helmIndexMaxSize+1))
