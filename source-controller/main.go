@@ -16,10 +16,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/controller"
+	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
 )
 
@@ -33,6 +35,7 @@ func main() {
 		digestAlgo  string
 
 		helmIndexMaxSize int64
+		chartLimits      chart.Limits
 	)
 	opts.BindFlags(pflag.CommandLine, false)
 	pflag.StringVar(&storageOpts.BasePath, "storage-path", "/data", "The local directory where artifacts are stored.")
@@ -46,6 +49,8 @@ func main() {
 	pflag.StringVar(&digestAlgo, "artifact-digest-algo", "sha256", "The digest algorithm of artifacts: sha256, sha384 or sha512.")
 	pflag.Int64Var(&storageOpts.MaxSize, "artifact-max-size", 0, "The largest artifact, in bytes, that is stored; 0 means no limit.")
 	pflag.Int64Var(&helmIndexMaxSize, "helm-index-max-size", 50<<20, "The largest Helm repository index.yaml, in bytes, that is downloaded.")
+	pflag.Int64Var(&chartLimits.MaxChartSize, "helm-chart-max-size", 10<<20, "The largest Helm chart archive, in bytes, that is downloaded.")
+	pflag.Int64Var(&chartLimits.MaxFileSize, "helm-chart-file-max-size", 5<<20, "The largest file, in bytes, a Helm chart may hold.")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
@@ -56,7 +61,7 @@ func main() {
 	store, err := storage.New(storageOpts)
 	bootstrap.Exit(err, "setting up the artifact storage")
 
-	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{}, &sourcev1.HelmRepository{})
+	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{}, &sourcev1.HelmRepository{}, &sourcev1.HelmChart{})
 	bootstrap.Exit(err, "creating manager")
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
@@ -69,6 +74,10 @@ func main() {
 	bootstrap.Exit(git.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GitRepository controller")
 	helmRepo := &controller.HelmRepositoryReconciler{SourceReconciler: common, MaxIndexSize: helmIndexMaxSize}
 	bootstrap.Exit(helmRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the HelmRepository controller")
+	helmChart := &controller.HelmChartReconciler{
+		SourceReconciler: common, Limits: chartLimits, RequeueDependency: opts.RequeueDependency, Fetcher: &artifact.Fetcher{},
+	}
+	bootstrap.Exit(helmChart.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the HelmChart controller")
 
 	bootstrap.Run(mgr, controllerName)
 }

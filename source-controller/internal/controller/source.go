@@ -10,6 +10,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kuberecorder "k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -39,6 +40,7 @@ var ownedConditions = []string{
 	meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
 	sourcev1.FetchFailedCondition, sourcev1.ArtifactOutdatedCondition, sourcev1.ArtifactInStorageCondition,
 	sourcev1.StorageOperationFailedCondition, gates.BlockedCondition,
+	sourcev1.BuildFailedCondition, sourcev1.SourceVerifiedCondition,
 }
 
 // SourceReconciler holds what every source reconciler uses: the API client, events and the
@@ -70,11 +72,17 @@ func (r *SourceReconciler) preamble(ctx context.Context, obj source, kind string
 }
 
 // finalizeStatus summarises the conditions into Ready/Reconciling/Stalled and patches the
-// status once.
+// status once. ready, when set, gives the Ready reason and message of a success (the kind's own
+// wording, e.g. HelmChart's "pulled 'podinfo' chart with version '5.2.1'").
 func (r *SourceReconciler) finalizeStatus(ctx context.Context, obj source, patcher *patch.SerialPatcher,
-	observedGeneration *int64, err error) error {
+	observedGeneration *int64, err error, ready func() (string, string)) error {
 	if obj.GetDeletionTimestamp().IsZero() {
 		summarize(obj, err)
+		if c := conditions.Get(obj, meta.ReadyCondition); ready != nil && c != nil && c.Status == metav1.ConditionTrue {
+			reason, msg := ready()
+			conditions.MarkTrue(obj, meta.ReadyCondition, reason, "%s", msg)
+			conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, reason, "%s", msg)
+		}
 	}
 	if err == nil || errors.Is(err, reconcile.TerminalError(nil)) {
 		*observedGeneration = obj.GetGeneration()
@@ -92,7 +100,7 @@ func (r *SourceReconciler) finalizeStatus(ctx context.Context, obj source, patch
 // summarize sets Ready from the step conditions: the failure of a step, else the gates holding
 // an object that has no artifact yet, else the stored artifact.
 func summarize(obj source, err error) {
-	for _, t := range []string{sourcev1.FetchFailedCondition, sourcev1.StorageOperationFailedCondition} {
+	for _, t := range []string{sourcev1.FetchFailedCondition, sourcev1.BuildFailedCondition, sourcev1.StorageOperationFailedCondition} {
 		if c := conditions.Get(obj, t); c != nil && c.Status == "True" {
 			conditions.MarkFalse(obj, meta.ReadyCondition, c.Reason, "%s", c.Message)
 			if errors.Is(err, reconcile.TerminalError(nil)) {
@@ -105,8 +113,8 @@ func summarize(obj source, err error) {
 		}
 	}
 	if err != nil {
-		conditions.MarkFalse(obj, meta.ReadyCondition, meta.FailedReason, "%s", err)
-		conditions.MarkReconciling(obj, meta.ProgressingWithRetryReason, "%s", err)
+		conditions.MarkFalse(obj, meta.ReadyCondition, meta.FailedReason, "%s", userMessage(err))
+		conditions.MarkReconciling(obj, meta.ProgressingWithRetryReason, "%s", userMessage(err))
 		return
 	}
 	conditions.Delete(obj, meta.StalledCondition)
@@ -198,13 +206,27 @@ func (r *SourceReconciler) storeArtifact(obj source, art meta.Artifact, linkName
 }
 
 func (r *SourceReconciler) fetchFailed(obj source, reason string, err error) error {
-	conditions.MarkTrue(obj, sourcev1.FetchFailedCondition, reason, "%s", err)
-	r.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, err.Error())
-	return err
+	return r.failed(obj, sourcev1.FetchFailedCondition, reason, err)
 }
 
 func (r *SourceReconciler) storageFailed(obj source, reason string, err error) error {
-	conditions.MarkTrue(obj, sourcev1.StorageOperationFailedCondition, reason, "%s", err)
-	r.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, err.Error())
+	return r.failed(obj, sourcev1.StorageOperationFailedCondition, reason, err)
+}
+
+// failed records a step's failure as a condition and a Warning event, and returns err.
+func (r *SourceReconciler) failed(obj source, condition, reason string, err error) error {
+	msg := userMessage(err)
+	conditions.MarkTrue(obj, condition, reason, "%s", msg)
+	r.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, msg)
 	return err
+}
+
+// userMessage is an error's text without controller-runtime's "terminal error: " prefix.
+func userMessage(err error) string {
+	if errors.Is(err, reconcile.TerminalError(nil)) {
+		if inner := errors.Unwrap(err); inner != nil {
+			return inner.Error()
+		}
+	}
+	return err.Error()
 }

@@ -8,6 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -42,4 +44,62 @@ func (r *GitRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl
 func (r *HelmRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	return setupSource(ctx, mgr, &sourcev1.HelmRepository{},
 		func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, opts, r)
+}
+
+// helmChartSourceIndex indexes HelmCharts by `<kind>/<name>` of their source.
+const helmChartSourceIndex = "spec.sourceRef"
+
+// SetupWithManager registers the HelmChart controller: besides its own changes and its gates, a
+// chart is reconciled when the artifact revision of its source changes.
+func (r *HelmChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &sourcev1.HelmChart{}, helmChartSourceIndex, func(o client.Object) []string {
+		ref := o.(*sourcev1.HelmChart).Spec.SourceRef
+		return []string{ref.Kind + "/" + ref.Name}
+	}); err != nil {
+		return err
+	}
+	if err := gates.SetupIndex(ctx, mgr.GetFieldIndexer(), &sourcev1.HelmChart{}); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&sourcev1.HelmChart{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{},
+		))).
+		Watches(&sourcev1.HelmRepository{}, handler.EnqueueRequestsFromMapFunc(r.chartsOf(sourcev1.HelmRepositoryKind)),
+			builder.WithPredicates(artifactRevisionChanged())).
+		Watches(&sourcev1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.chartsOf(sourcev1.GitRepositoryKind)),
+			builder.WithPredicates(artifactRevisionChanged())).
+		WithOptions(opts)
+	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &sourcev1.HelmChartList{} }).Complete(r)
+}
+
+// chartsOf maps a source to the HelmCharts built from it.
+func (r *HelmChartReconciler) chartsOf(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := &sourcev1.HelmChartList{}
+		if err := r.List(ctx, list, client.InNamespace(o.GetNamespace()),
+			client.MatchingFields{helmChartSourceIndex: kind + "/" + o.GetName()}); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return reqs
+	}
+}
+
+// artifactRevisionChanged lets through a source's updates that change its artifact revision.
+func artifactRevisionChanged() predicate.Predicate {
+	revision := func(o client.Object) string {
+		if s, ok := o.(source); ok && s.GetArtifact() != nil {
+			return s.GetArtifact().Revision
+		}
+		return ""
+	}
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool { return revision(e.ObjectOld) != revision(e.ObjectNew) },
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		DeleteFunc: func(event.DeleteEvent) bool { return true },
+	}
 }

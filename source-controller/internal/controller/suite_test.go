@@ -106,6 +106,10 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	if err := helmRepo.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err
 	}
+	helmChart := &HelmChartReconciler{SourceReconciler: common, RequeueDependency: time.Second, Fetcher: &artifact.Fetcher{}}
+	if err := helmChart.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
+		return 0, err
+	}
 	go func() { _ = mgr.Start(ctx) }()
 	return m.Run(), nil
 }

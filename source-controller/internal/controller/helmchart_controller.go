@@ -1,0 +1,174 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/jitter"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sluice-gitops/sluice/shared/artifact"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
+)
+
+// HelmChartReconciler builds chart artifacts from HelmRepositories and GitRepositories.
+type HelmChartReconciler struct {
+	SourceReconciler
+	// Limits are --helm-chart-max-size and --helm-chart-file-max-size.
+	Limits chart.Limits
+	// RequeueDependency is how soon a chart whose source is not ready is retried.
+	RequeueDependency time.Duration
+	// Fetcher downloads GitRepository artifacts through their URL, like any consumer.
+	Fetcher *artifact.Fetcher
+}
+
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmcharts,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmcharts/status;helmcharts/finalizers,verbs=get;update;patch
+
+func (r *HelmChartReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	obj := &sourcev1.HelmChart{}
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	patcher := patch.NewSerialPatcher(obj, r.Client)
+	defer func() {
+		retErr = r.finalizeStatus(ctx, obj, patcher, &obj.Status.ObservedGeneration, retErr, func() (string, string) {
+			return chartReadyMessage(obj)
+		})
+	}()
+
+	if done, err := r.preamble(ctx, obj, sourcev1.HelmChartKind, obj.Spec.Suspend); done {
+		return ctrl.Result{}, err
+	}
+	interval := jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration)
+	if err := r.reconcileStorage(ctx, obj); err != nil {
+		return ctrl.Result{}, err
+	}
+	if blocked, err := r.reconcileGates(ctx, obj); err != nil || blocked {
+		return ctrl.Result{RequeueAfter: interval}, err
+	}
+	tmp, err := os.MkdirTemp("", "helmchart-*")
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer os.RemoveAll(tmp)
+
+	var res *chart.Result
+	var waiting bool
+	switch obj.Spec.SourceRef.Kind {
+	case sourcev1.HelmRepositoryKind:
+		res, waiting, err = r.buildFromHelmRepository(ctx, obj, tmp)
+	case sourcev1.GitRepositoryKind:
+		res, waiting, err = r.buildFromGitRepository(ctx, obj, tmp)
+	default:
+		err = r.fetchFailed(obj, sourcev1.InvalidChartReferenceReason, reconcile.TerminalError(fmt.Errorf(
+			"invalid chart reference: source kind '%s' is not supported: use a HelmRepository or a GitRepository", obj.Spec.SourceRef.Kind)))
+	}
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case waiting:
+		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
+	case res != nil:
+		if err := r.storeChart(obj, res); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// getSource reads the chart's source; waiting is true (with a condition saying why) when it
+// does not exist or has no artifact yet.
+func (r *HelmChartReconciler) getSource(ctx context.Context, obj *sourcev1.HelmChart, src source) (bool, error) {
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.SourceRef.Name}
+	if err := r.Get(ctx, key, src); err != nil {
+		if apierrors.IsNotFound(err) {
+			_ = r.fetchFailed(obj, sourcev1.SourceUnavailableReason,
+				fmt.Errorf("%s '%s' not found", obj.Spec.SourceRef.Kind, key))
+			return true, nil
+		}
+		return false, err
+	}
+	if src.GetArtifact() == nil {
+		conditions.MarkTrue(obj, sourcev1.FetchFailedCondition, sourcev1.SourceUnavailableReason,
+			"%s '%s' has no artifact yet", obj.Spec.SourceRef.Kind, key)
+		return true, nil
+	}
+	return false, nil
+}
+
+// storeChart makes the built chart the artifact.
+func (r *HelmChartReconciler) storeChart(obj *sourcev1.HelmChart, res *chart.Result) error {
+	art := r.Storage.NewArtifactFor(sourcev1.HelmChartKind, obj, res.Version, res.Name+"-"+res.Version+".tgz")
+	f, err := os.Open(res.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := r.Storage.Copy(&art, f); err != nil {
+		reason := sourcev1.ArchiveOperationFailedReason
+		if errors.Is(err, chart.ErrTooLarge) {
+			reason = sourcev1.ArtifactTooLargeReason
+		}
+		return r.storageFailed(obj, reason, fmt.Errorf("storing chart '%s' version '%s': %w", res.Name, res.Version, err))
+	}
+	obj.Status.ObservedChartName = res.Name
+	obj.Status.ObservedValuesFiles = res.ValuesFiles
+	reason, msg := chartReadyMessageFor(res.Packaged, res.Name, res.Version)
+	url, err := r.storeArtifact(obj, art, "latest.tar.gz", msg)
+	if err != nil {
+		return err
+	}
+	obj.Status.URL = url
+	conditions.Delete(obj, sourcev1.BuildFailedCondition)
+	conditions.Delete(obj, sourcev1.FetchFailedCondition)
+	r.EventRecorder.Event(obj, corev1.EventTypeNormal, reason, msg)
+	return nil
+}
+
+// upToDate records that the stored chart is the one asked for.
+func (r *HelmChartReconciler) upToDate(ctx context.Context, obj *sourcev1.HelmChart) {
+	conditions.Delete(obj, sourcev1.FetchFailedCondition)
+	conditions.Delete(obj, sourcev1.BuildFailedCondition)
+	conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
+	msg := fmt.Sprintf("artifact up-to-date with remote revision: '%s'", obj.Status.Artifact.Revision)
+	log.FromContext(ctx).Info(msg)
+	r.EventRecorder.Event(obj, corev1.EventTypeNormal, sourcev1.ArtifactUpToDateReason, msg)
+}
+
+// chartReadyMessage is Ready's reason and message of a stored chart (seed 003): pulled as is
+// from a repository, or packaged (from Git, or with values files).
+func chartReadyMessage(obj *sourcev1.HelmChart) (string, string) {
+	packaged := obj.Spec.SourceRef.Kind == sourcev1.GitRepositoryKind || len(obj.Status.ObservedValuesFiles) > 0
+	return chartReadyMessageFor(packaged, obj.Status.ObservedChartName, obj.Status.Artifact.Revision)
+}
+
+func chartReadyMessageFor(packaged bool, name, version string) (string, string) {
+	if packaged {
+		return sourcev1.ChartPackageSucceededReason, fmt.Sprintf("packaged '%s' chart with version '%s'", name, version)
+	}
+	return sourcev1.ChartPullSucceededReason, fmt.Sprintf("pulled '%s' chart with version '%s'", name, version)
+}
+
+// sameValuesFiles: the stored chart was built with the values files of the spec.
+func sameValuesFiles(obj *sourcev1.HelmChart) bool {
+	return slices.Equal(obj.Spec.ValuesFiles, obj.Status.ObservedValuesFiles) || obj.Spec.IgnoreMissingValuesFiles
+}
+
+func (r *HelmChartReconciler) buildFailed(obj *sourcev1.HelmChart, reason string, err error) error {
+	return r.failed(obj, sourcev1.BuildFailedCondition, reason, err)
+}
