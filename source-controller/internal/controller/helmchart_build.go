@@ -39,7 +39,11 @@ func (r *HelmChartReconciler) buildFromHelmRepository(ctx context.Context, obj *
 		return nil, false, r.fetchFailed(obj, sourcev1.ChartPullFailedReason, fmt.Errorf("reading the index of HelmRepository '%s': %w", repo.Name, err))
 	}
 	opts := r.chartOptions(obj)
-	want := withMetadata(ref.Version, opts.VersionMetadata)
+	want, err := chart.VersionWithMetadata(ref.Version, opts.VersionMetadata)
+	if err != nil {
+		return nil, false, r.fetchFailed(obj, sourcev1.InvalidChartReferenceReason, reconcile.TerminalError(
+			fmt.Errorf("invalid chart reference: version '%s' of chart '%s': %w", ref.Version, ref.Name, err)))
+	}
 	if a := obj.Status.Artifact; a != nil && a.Revision == want && obj.Status.ObservedChartName == ref.Name && sameValuesFiles(obj) {
 		obj.Status.ObservedSourceArtifactRevision = repo.Status.Artifact.Revision
 		r.upToDate(ctx, obj)
@@ -144,17 +148,6 @@ func (r *HelmChartReconciler) remoteReference(ctx context.Context, repo *sourcev
 		remote.Username, remote.Password = user, pass
 	}
 	return remote, nil
-}
-
-// withMetadata is the stored version of a chart built with version metadata.
-func withMetadata(version, metadata string) string {
-	if metadata == "" {
-		return version
-	}
-	if strings.Contains(version, "+") {
-		return version + "." + metadata
-	}
-	return version + "+" + metadata
 }
 
 // revisionMetadata is the first 12 characters of the digest part of a source revision
