@@ -108,6 +108,8 @@ func (r *HelmChartReconciler) getSource(ctx context.Context, obj *sourcev1.HelmC
 			"%s '%s' has no artifact yet", obj.Spec.SourceRef.Kind, key)
 		return true, nil
 	}
+	// The source is there: an earlier "source unavailable" no longer holds.
+	conditions.Delete(obj, sourcev1.FetchFailedCondition)
 	return false, nil
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
 )
 
@@ -37,6 +38,7 @@ import (
 const (
 	maxArtifactSize  = 1 << 20
 	helmIndexMaxSize = 1 << 20
+	chartMaxSize     = 512 << 10
 )
 
 var (
@@ -106,7 +108,10 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	if err := helmRepo.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err
 	}
-	helmChart := &HelmChartReconciler{SourceReconciler: common, RequeueDependency: time.Second, Fetcher: &artifact.Fetcher{}}
+	helmChart := &HelmChartReconciler{
+		SourceReconciler: common, RequeueDependency: time.Second, Fetcher: &artifact.Fetcher{},
+		Limits: chart.Limits{MaxChartSize: chartMaxSize},
+	}
 	if err := helmChart.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err
 	}
