@@ -102,21 +102,7 @@ func Package(sourceDir, chartPath, outDir string, opts Options) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	if len(used) > 0 {
-		if err := setValues(c, merged); err != nil {
-			return nil, err
-		}
-		res.ValuesFiles = used
-	}
-	if err := applyVersionMetadata(c, opts); err != nil {
-		return nil, err
-	}
-	if res.Path, err = writePackage(c, outDir, lim); err != nil {
-		return nil, err
-	}
-	res.Version = c.Metadata.Version
-	res.Packaged = true
-	return res, nil
+	return repackage(c, res, merged, used, opts, outDir, lim)
 }
 
 // sourceRelPath is chartPath as a slash path relative to the source root ("." for the root).

@@ -67,6 +67,12 @@ func Pull(ctx context.Context, ref RemoteReference, outDir string, opts Options)
 	if err != nil {
 		return nil, err
 	}
+	return repackage(c, res, merged, used, opts, outDir, lim)
+}
+
+// repackage is the common end of Pull and Package: the merged values (when values files were
+// merged) and the version metadata go into the chart, which is written as a package.
+func repackage(c *helmchart.Chart, res *Result, merged map[string]any, used []string, opts Options, outDir string, lim Limits) (*Result, error) {
 	if len(used) > 0 {
 		if err := setValues(c, merged); err != nil {
 			return nil, err
@@ -76,6 +82,7 @@ func Pull(ctx context.Context, ref RemoteReference, outDir string, opts Options)
 	if err := applyVersionMetadata(c, opts); err != nil {
 		return nil, err
 	}
+	var err error
 	if res.Path, err = writePackage(c, outDir, lim); err != nil {
 		return nil, err
 	}
