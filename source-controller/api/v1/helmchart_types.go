@@ -140,6 +140,7 @@ type HelmChartStatus struct {
 // HelmChart builds a Helm chart artifact from a HelmRepository or a GitRepository.
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=hc
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`

@@ -1,0 +1,143 @@
+package v1beta2
+
+import (
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+)
+
+// LocalHelmChartSourceReference names the source of a chart in the same namespace.
+type LocalHelmChartSourceReference struct {
+	// APIVersion of the source.
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Kind of the source: HelmRepository or GitRepository (Bucket is not supported).
+	// +kubebuilder:validation:Enum=HelmRepository;GitRepository;Bucket
+	// +required
+	Kind string `json:"kind"`
+	// Name of the source.
+	// +required
+	Name string `json:"name"`
+}
+
+// OCIRepositoryVerification configures the verification of signatures.
+type OCIRepositoryVerification struct {
+	// Provider of the signatures: cosign.
+	// +kubebuilder:validation:Enum=cosign;notation
+	// +kubebuilder:default:=cosign
+	Provider string `json:"provider"`
+	// SecretRef names a Secret with the public keys (`*.pub`) the signatures are checked with.
+	// +optional
+	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+}
+
+// HelmChartSpec says which chart to build, from which source, and how.
+type HelmChartSpec struct {
+	// Chart is the name or path of the chart: a name in a HelmRepository, a path in a GitRepository.
+	// +required
+	Chart string `json:"chart"`
+
+	// Version is a semver range of the chart (default `*`); ignored for GitRepository sources.
+	// +kubebuilder:default:=*
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// SourceRef is the source of the chart.
+	// +required
+	SourceRef LocalHelmChartSourceReference `json:"sourceRef"`
+
+	// Interval at which the chart is checked for a new version.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +required
+	Interval metav1.Duration `json:"interval"`
+
+	// ReconcileStrategy: ChartVersion (default) rebuilds when the chart version changes,
+	// Revision when the source revision changes.
+	// +kubebuilder:validation:Enum=ChartVersion;Revision
+	// +kubebuilder:default:=ChartVersion
+	// +optional
+	ReconcileStrategy string `json:"reconcileStrategy,omitempty"`
+
+	// ValuesFiles are merged in order (last wins) into the chart's values, and the chart is
+	// repackaged with them.
+	// +optional
+	ValuesFiles []string `json:"valuesFiles,omitempty"`
+
+	// IgnoreMissingValuesFiles skips values files that do not exist instead of failing.
+	// +optional
+	IgnoreMissingValuesFiles bool `json:"ignoreMissingValuesFiles,omitempty"`
+
+	// Suspend stops the reconciliation of this source.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// Verify configures the verification of the chart's signature (OCI charts only).
+	// +optional
+	Verify *OCIRepositoryVerification `json:"verify,omitempty"`
+
+	// Gates hold the chart on its last artifact while they are closed.
+	// +optional
+	Gates *gates.Gates `json:"gates,omitempty"`
+}
+
+// HelmChartStatus is the observed state of a HelmChart (seed 003).
+type HelmChartStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// ObservedSourceArtifactRevision is the revision of the source artifact the chart was built from.
+	// +optional
+	ObservedSourceArtifactRevision string `json:"observedSourceArtifactRevision,omitempty"`
+	// ObservedChartName is the name of the last chart built.
+	// +optional
+	ObservedChartName string `json:"observedChartName,omitempty"`
+	// ObservedValuesFiles are the values files merged into the last chart built.
+	// +optional
+	ObservedValuesFiles []string `json:"observedValuesFiles,omitempty"`
+	// Conditions: Ready, Reconciling, Stalled, FetchFailed, BuildFailed, ArtifactOutdated,
+	// ArtifactInStorage, SourceVerified, Blocked.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// URL is the stable URL of the chart: .../latest.tar.gz.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Artifact is the chart of the last successful reconciliation.
+	// +optional
+	Artifact *meta.Artifact `json:"artifact,omitempty"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// HelmChart builds a Helm chart artifact from a HelmRepository or a GitRepository (served
+// version; v1 is stored).
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=hc
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Chart",type=string,JSONPath=`.spec.chart`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Source Kind",type=string,JSONPath=`.spec.sourceRef.kind`
+// +kubebuilder:printcolumn:name="Source Name",type=string,JSONPath=`.spec.sourceRef.name`
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
+type HelmChart struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   HelmChartSpec   `json:"spec,omitempty"`
+	Status HelmChartStatus `json:"status,omitempty"`
+}
+
+// HelmChartList is a list of HelmCharts.
+// +kubebuilder:object:root=true
+type HelmChartList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []HelmChart `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&HelmChart{}, &HelmChartList{})
+}

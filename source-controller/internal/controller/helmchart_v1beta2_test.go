@@ -1,0 +1,53 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sluice-gitops/sluice/shared/testserver"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+)
+
+// The seed's example is a source.toolkit.fluxcd.io/v1beta2 HelmChart: it applies verbatim and is
+// reconciled, and its status reads back in v1beta2.
+func TestHelmChartSeedExampleInV1beta2(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
+	server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "5.2.1"})
+	createHelmRepo(t, ns, "podinfo", sourcev1.HelmRepositorySpec{URL: server.URL()})
+
+	seed := `
+apiVersion: source.toolkit.fluxcd.io/v1beta2
+kind: HelmChart
+metadata:
+  name: podinfo
+  namespace: ` + ns + `
+spec:
+  interval: 5m0s
+  chart: podinfo
+  reconcileStrategy: ChartVersion
+  sourceRef:
+    kind: HelmRepository
+    name: podinfo
+  version: '5.*'
+`
+	obj := &unstructured.Unstructured{}
+	g.Expect(yaml.Unmarshal([]byte(seed), &obj.Object)).To(Succeed())
+	g.Expect(k8s.Create(context.Background(), obj)).To(Succeed())
+
+	g.Eventually(func(g Gomega) string {
+		got := &unstructured.Unstructured{}
+		got.SetAPIVersion("source.toolkit.fluxcd.io/v1beta2")
+		got.SetKind("HelmChart")
+		g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), got)).To(Succeed())
+		rev, _, _ := unstructured.NestedString(got.Object, "status", "artifact", "revision")
+		return rev
+	}, timeout).Should(Equal("5.2.1"))
+}
