@@ -23,12 +23,12 @@ import (
 // the chart, unless the stored chart already is that version built the same way.
 func (r *HelmChartReconciler) buildFromHelmRepository(ctx context.Context, obj *sourcev1.HelmChart, tmp string) (*chart.Result, bool, error) {
 	repo := &sourcev1.HelmRepository{}
-	if waiting, err := r.getSource(ctx, obj, repo); waiting || err != nil {
-		if repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI {
-			return nil, false, r.fetchFailed(obj, sourcev1.InvalidChartReferenceReason, reconcile.TerminalError(
-				errors.New("invalid chart reference: charts from HelmRepositories of type oci are not supported yet")))
-		}
+	if waiting, err := r.getSource(ctx, obj, repo); err != nil || (waiting && repo.Spec.Type != sourcev1.HelmRepositoryTypeOCI) {
 		return nil, waiting, err
+	}
+	if repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI {
+		res, err := r.buildFromOCI(ctx, obj, repo, tmp)
+		return res, false, err
 	}
 	ref, err := index.Resolve(r.Storage.LocalPath(*repo.Status.Artifact), obj.Spec.Chart, obj.Spec.Version)
 	if err != nil {

@@ -103,6 +103,10 @@ func (r *HelmChartReconciler) getSource(ctx context.Context, obj *sourcev1.HelmC
 		}
 		return false, err
 	}
+	if repo, ok := src.(*sourcev1.HelmRepository); ok && repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI {
+		conditions.Delete(obj, sourcev1.FetchFailedCondition)
+		return false, nil // no artifact: charts are pulled from the registry
+	}
 	if src.GetArtifact() == nil {
 		conditions.MarkTrue(obj, sourcev1.FetchFailedCondition, sourcev1.SourceUnavailableReason,
 			"%s '%s' has no artifact yet", obj.Spec.SourceRef.Kind, key)

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"helm.sh/helm/v3/pkg/chart/loader"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/testserver"
@@ -172,4 +174,19 @@ func chartFiles(t *testing.T, dir, prefix string) map[string]string {
 		out[prefix+"/"+p] = c
 	}
 	return out
+}
+
+// fetchChartValues downloads a chart artifact and loads it with Helm's loader: a consumer can use it.
+func fetchChartValues(t *testing.T, url string) map[string]any {
+	t.Helper()
+	g := NewWithT(t)
+	resp, err := http.Get(url)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	c, err := loader.LoadArchive(resp.Body)
+	g.Expect(err).NotTo(HaveOccurred())
+	if c.Values == nil {
+		return map[string]any{}
+	}
+	return c.Values
 }

@@ -41,14 +41,24 @@ type RemoteReference struct {
 // <name>-<version>.tgz: byte for byte as downloaded when neither values files nor version
 // metadata are set, else repackaged with the merged values and the version with metadata.
 func Pull(ctx context.Context, ref RemoteReference, outDir string, opts Options) (*Result, error) {
-	lim := opts.Limits.withDefaults()
-	data, shownURL, err := download(ctx, ref, lim)
+	data, shownURL, err := download(ctx, ref, opts.Limits.withDefaults())
 	if err != nil {
 		return nil, err
 	}
+	return FromArchive(data, shownURL, outDir, opts)
+}
+
+// FromArchive builds from a chart archive already downloaded (from an OCI registry, say): it
+// is loaded with this build's limits and path checks, and written like Pull writes it. origin
+// names where it came from in errors.
+func FromArchive(data []byte, origin, outDir string, opts Options) (*Result, error) {
+	lim := opts.Limits.withDefaults()
+	if int64(len(data)) > lim.MaxChartSize {
+		return nil, as(ErrTooLarge, fmt.Errorf("chart from %s is larger than --helm-chart-max-size (%d bytes)", origin, lim.MaxChartSize))
+	}
 	c, err := loadArchive(data, newBudget(lim))
 	if err != nil {
-		return nil, as(ErrChartLoad, fmt.Errorf("chart downloaded from %s: %w", shownURL, err))
+		return nil, as(ErrChartLoad, fmt.Errorf("chart downloaded from %s: %w", origin, err))
 	}
 	res := &Result{Name: c.Name(), Version: c.Metadata.Version}
 

@@ -1,0 +1,105 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	helmregistry "helm.sh/helm/v3/pkg/registry"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
+)
+
+// buildFromOCI resolves the chart's version from the tags of oci://<repository>/<chart> and
+// pulls it with Helm's registry client.
+func (r *HelmChartReconciler) buildFromOCI(ctx context.Context, obj *sourcev1.HelmChart, repo *sourcev1.HelmRepository, tmp string) (*chart.Result, error) {
+	ref := strings.TrimSuffix(strings.TrimPrefix(repo.Spec.URL, "oci://"), "/") + "/" + obj.Spec.Chart
+	client, err := r.registryClient(ctx, repo, tmp)
+	if err != nil {
+		return nil, r.fetchFailed(obj, sourcev1.AuthenticationFailedReason, err)
+	}
+	tags, err := client.Tags(ref)
+	if err != nil {
+		return nil, r.fetchFailed(obj, sourcev1.ChartPullFailedReason, fmt.Errorf("listing the tags of 'oci://%s': %w", ref, err))
+	}
+	version, err := newestInRange(tags, obj.Spec.Chart, obj.Spec.Version)
+	if err != nil {
+		return nil, r.fetchFailed(obj, sourcev1.InvalidChartReferenceReason, reconcile.TerminalError(
+			fmt.Errorf("invalid chart reference: failed to get chart version for remote reference: %w", err)))
+	}
+	opts := r.chartOptions(obj)
+	want, err := chart.VersionWithMetadata(version, opts.VersionMetadata)
+	if err != nil {
+		return nil, r.fetchFailed(obj, sourcev1.InvalidChartReferenceReason, reconcile.TerminalError(err))
+	}
+	if a := obj.Status.Artifact; a != nil && a.Revision == want && obj.Status.ObservedChartName == obj.Spec.Chart && sameValuesFiles(obj) {
+		r.upToDate(ctx, obj)
+		return nil, nil
+	}
+	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewChartReason, "pulling '%s' chart with version '%s'", obj.Spec.Chart, want)
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: pulling '%s' chart with version '%s'", obj.Spec.Chart, want)
+
+	pulled, err := client.Pull(ref+":"+version, helmregistry.PullOptWithChart(true))
+	if err != nil {
+		return nil, r.fetchFailed(obj, sourcev1.ChartPullFailedReason, fmt.Errorf("pulling 'oci://%s:%s': %w", ref, version, err))
+	}
+	res, err := chart.FromArchive(pulled.Chart.Data, "oci://"+ref+":"+version, filepath.Join(tmp, "out"), opts)
+	if err != nil {
+		return nil, r.chartFailed(obj, sourcev1.ChartPullFailedReason, err)
+	}
+	obj.Status.ObservedSourceArtifactRevision = ""
+	return res, nil
+}
+
+// registryClient is Helm's registry client with the repository's credentials, CA and
+// plain-HTTP setting, and a credentials file of its own (never the controller user's).
+func (r *HelmChartReconciler) registryClient(ctx context.Context, repo *sourcev1.HelmRepository, tmp string) (*helmregistry.Client, error) {
+	helmRepo := &HelmRepositoryReconciler{SourceReconciler: r.SourceReconciler}
+	httpClient, user, pass, err := helmRepo.httpClient(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	opts := []helmregistry.ClientOption{
+		helmregistry.ClientOptCredentialsFile(filepath.Join(tmp, "registry.json")),
+		helmregistry.ClientOptHTTPClient(&http.Client{Transport: httpClient.Transport}),
+	}
+	if repo.Spec.Insecure {
+		opts = append(opts, helmregistry.ClientOptPlainHTTP())
+	}
+	if user != "" {
+		opts = append(opts, helmregistry.ClientOptBasicAuth(user, pass))
+	}
+	return helmregistry.NewClient(opts...)
+}
+
+// newestInRange picks the highest version among a chart's tags within the range (default `*`),
+// with the message Helm repositories give when none matches.
+func newestInRange(tags []string, name, rng string) (string, error) {
+	if rng == "" {
+		rng = "*"
+	}
+	constraint, err := semver.NewConstraint(rng)
+	if err != nil {
+		return "", fmt.Errorf("version range '%s' does not parse: %w", rng, err)
+	}
+	var versions []*semver.Version
+	for _, tag := range tags {
+		if v, err := semver.NewVersion(tag); err == nil && constraint.Check(v) {
+			versions = append(versions, v)
+		}
+	}
+	if len(versions) == 0 {
+		return "", errors.New("no '" + name + "' chart with version matching '" + rng + "' found")
+	}
+	sort.Sort(sort.Reverse(semver.Collection(versions)))
+	return versions[0].Original(), nil
+}
