@@ -54,12 +54,20 @@ func chartCondition(key client.ObjectKey, condType string) func(g Gomega) string
 	}
 }
 
-func setChartVersion(t *testing.T, key client.ObjectKey, version string) {
+// updateChart changes a HelmChart's spec with a merge patch, as `kubectl apply` would, without
+// conflicting with the controller's own writes.
+func updateChart(t *testing.T, key client.ObjectKey, change func(*sourcev1.HelmChart)) {
 	t.Helper()
 	g := NewWithT(t)
 	obj := getChart(g, key)
-	obj.Spec.Version = version
-	g.Expect(k8s.Update(context.Background(), obj)).To(Succeed())
+	p := client.MergeFrom(obj.DeepCopy())
+	change(obj)
+	g.Expect(k8s.Patch(context.Background(), obj, p)).To(Succeed())
+}
+
+func setChartVersion(t *testing.T, key client.ObjectKey, version string) {
+	t.Helper()
+	updateChart(t, key, func(c *sourcev1.HelmChart) { c.Spec.Version = version })
 }
 
 // Seed 003: the podinfo chart in range 5.* is pulled as is; 9.* matches nothing and stalls with
@@ -120,17 +128,13 @@ func TestHelmChartValuesFilesAndNewVersions(t *testing.T) {
 		Should(Equal([]string{"values.yaml", "values-prod.yaml"}))
 
 	// A missing values file: BuildFailed, the chart stays.
-	obj := getChart(g, key)
-	obj.Spec.ValuesFiles = []string{"values-missing.yaml"}
-	g.Expect(k8s.Update(context.Background(), obj)).To(Succeed())
+	updateChart(t, key, func(c *sourcev1.HelmChart) { c.Spec.ValuesFiles = []string{"values-missing.yaml"} })
 	g.Eventually(chartCondition(key, sourcev1.BuildFailedCondition), timeout).Should(And(
 		HavePrefix("True|ChartPullFailed|"), ContainSubstring("values-missing.yaml")))
 	g.Expect(getChart(g, key).Status.Artifact.Revision).To(Equal("6.0.3+" + gen))
 
 	// Back to no values files; a new version appears in the index.
-	obj = getChart(g, key)
-	obj.Spec.ValuesFiles = nil
-	g.Expect(k8s.Update(context.Background(), obj)).To(Succeed())
+	updateChart(t, key, func(c *sourcev1.HelmChart) { c.Spec.ValuesFiles = nil })
 	g.Eventually(chartCondition(key, meta.ReadyCondition), timeout).Should(Equal("True|ChartPullSucceeded|pulled 'podinfo' chart with version '6.0.3'"))
 	server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "6.1.0"})
 	pokeHelmRepo(t, repoKey)
