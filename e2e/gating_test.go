@@ -66,6 +66,7 @@ func TestGateOpenedAndClosedWithThePlugin(t *testing.T) {
 	metrics := get(t, "http://"+c.MetricsAddr+"/metrics")
 	g.Expect(metrics).To(ContainSubstring(`gate_open{name="bypass-signoff",namespace="gating-e2e"} 1`))
 	g.Expect(metrics).To(ContainSubstring(`gate_transitions_total{name="bypass-signoff",namespace="gating-e2e",state="opened"} 1`))
+	g.Expect(metrics).To(ContainSubstring(`gotk_reconcile_condition{kind="Gate",name="bypass-signoff",namespace="gating-e2e",status="True",type="Ready"} 1`))
 	logs, err := os.ReadFile(c.LogPath)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(logs)).To(ContainSubstring(`"msg":"opening gate: 'Patching a CVE: Signed off by Bob the builder'"`))

@@ -53,6 +53,9 @@ func TestSourceControllerServesArtifactsAcrossRestarts(t *testing.T) {
 		g.Expect(filepath.Join(out, "app.yaml")).To(BeAnExistingFile())
 	}
 	fetch()
+	// The readiness gauge of Flux's dashboards.
+	g.Eventually(func() string { return get(t, "http://"+c.MetricsAddr+"/metrics") }, 10*time.Second).Should(ContainSubstring(
+		`gotk_reconcile_condition{kind="GitRepository",name="app",namespace="source-e2e",status="True",type="Ready"} 1`))
 	for _, p := range []string{"/../kubeconfig", "/%2e%2e/kubeconfig", "/gitrepository/"} {
 		resp, err := http.Get("http://" + c.StorageAddr + p)
 		g.Expect(err).NotTo(HaveOccurred())

@@ -8,7 +8,9 @@ import (
 	"os"
 	"time"
 
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/opencontainers/go-digest"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -67,8 +69,9 @@ func main() {
 	bootstrap.Exit(err, "creating event recorder")
 	bootstrap.Exit(mgr.Add(&storage.Server{Addr: storageAddr, Storage: store}), "adding the artifact server")
 
+	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), sourcev1.SourceFinalizer)
 	common := controller.SourceReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: controllerName,
+		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: controllerName, Metrics: &readiness,
 	}
 	git := &controller.GitRepositoryReconciler{SourceReconciler: common}
 	bootstrap.Exit(git.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GitRepository controller")

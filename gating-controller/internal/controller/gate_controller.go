@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
@@ -47,6 +48,8 @@ type GateReconciler struct {
 	EventRecorder kuberecorder.EventRecorder
 	// Clock is the time source; tests drive it.
 	Clock clock.PassiveClock
+	// Metrics records the gotk_reconcile_condition gauges Flux's dashboards read; nil records none.
+	Metrics *runtimectrl.Metrics
 }
 
 // +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates;gatekeepers,verbs=get;list;watch;update;patch
@@ -64,6 +67,9 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	defer func() {
 		if retErr == nil {
 			gate.Status.ObservedGeneration = gate.Generation
+		}
+		if r.Metrics != nil {
+			r.Metrics.RecordReadiness(ctx, gate)
 		}
 		if err := patcher.Patch(ctx, gate,
 			patch.WithOwnedConditions{Conditions: []string{gates.OpenedCondition, meta.ReadyCondition}},

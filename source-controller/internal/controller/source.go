@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,8 @@ type SourceReconciler struct {
 	Storage       *storage.Storage
 	// ControllerName is the field owner of status patches.
 	ControllerName string
+	// Metrics records the gotk_reconcile_condition gauges Flux's dashboards read; nil records none.
+	Metrics *runtimectrl.Metrics
 }
 
 // preamble handles what comes before the steps: deletion (artifacts removed, then the
@@ -86,6 +89,11 @@ func (r *SourceReconciler) finalizeStatus(ctx context.Context, obj source, patch
 	}
 	if err == nil || errors.Is(err, reconcile.TerminalError(nil)) {
 		*observedGeneration = obj.GetGeneration()
+	}
+	if r.Metrics != nil {
+		r.Metrics.RecordReadiness(ctx, obj)
+		r.Metrics.RecordReconciling(ctx, obj)
+		r.Metrics.RecordStalled(ctx, obj)
 	}
 	if perr := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions},
 		patch.WithFieldOwner(r.ControllerName)); perr != nil {
