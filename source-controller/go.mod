@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/sluice-gitops/sluice/shared => ../shared
 
 require (
+	github.com/google/go-containerregistry v0.21.9
 	github.com/sluice-gitops/sluice/shared v0.0.0-00010101000000-000000000000
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/crypto v0.56.0
@@ -16,7 +17,6 @@ require (
 	github.com/docker/cli v29.6.2+incompatible // indirect
 	github.com/docker/docker-credential-helpers v0.9.5 // indirect
 	github.com/evanphx/json-patch v5.9.11+incompatible // indirect
-	github.com/google/go-containerregistry v0.21.9 // indirect
 	github.com/hashicorp/errwrap v1.1.0 // indirect
 	github.com/hashicorp/go-multierror v1.1.1 // indirect
 	github.com/mitchellh/copystructure v1.2.0 // indirect

@@ -1,5 +1,5 @@
-// Command source-controller fetches Git repositories and serves their content as versioned,
-// digest-verified artifacts over HTTP.
+// Command source-controller fetches Git repositories, Helm repositories and charts, and OCI
+// artifacts, and serves them as versioned, digest-verified artifacts over HTTP.
 package main
 
 import (
@@ -63,7 +63,7 @@ func main() {
 	store, err := storage.New(storageOpts)
 	bootstrap.Exit(err, "setting up the artifact storage")
 
-	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{}, &sourcev1.HelmRepository{}, &sourcev1.HelmChart{})
+	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{}, &sourcev1.HelmRepository{}, &sourcev1.HelmChart{}, &sourcev1.OCIRepository{})
 	bootstrap.Exit(err, "creating manager")
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
@@ -77,6 +77,8 @@ func main() {
 	bootstrap.Exit(git.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GitRepository controller")
 	helmRepo := &controller.HelmRepositoryReconciler{SourceReconciler: common, MaxIndexSize: helmIndexMaxSize}
 	bootstrap.Exit(helmRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the HelmRepository controller")
+	ociRepo := &controller.OCIRepositoryReconciler{SourceReconciler: common}
+	bootstrap.Exit(ociRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the OCIRepository controller")
 	helmChart := &controller.HelmChartReconciler{
 		SourceReconciler: common, Limits: chartLimits, RequeueDependency: opts.RequeueDependency, Fetcher: &artifact.Fetcher{},
 	}

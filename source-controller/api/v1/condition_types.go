@@ -44,3 +44,10 @@ const (
 	// IndexationFailedReason: the Helm repository index could not be fetched or read.
 	IndexationFailedReason = "IndexationFailed"
 )
+
+const (
+	// OCIPullFailedReason: the OCI artifact could not be resolved or pulled.
+	OCIPullFailedReason = "OCIArtifactPullFailed"
+	// OCILayerOperationFailedReason: the layer could not be extracted or copied.
+	OCILayerOperationFailedReason = "OCIArtifactLayerOperationFailed"
+)

@@ -43,7 +43,7 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to resolve the revision of '%s': %w", obj.Spec.URL, timeoutError(gitCtx, err)))
 	}
-	if art := obj.Status.Artifact; art != nil && art.Revision == rev.String() && ignoreUnchanged(obj) {
+	if art := obj.Status.Artifact; art != nil && art.Revision == rev.String() && ignoreEqual(obj.Spec.Ignore, obj.Status.ObservedIgnore) {
 		conditions.Delete(obj, sourcev1.FetchFailedCondition)
 		conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
 		log.FromContext(ctx).Info(fmt.Sprintf("artifact up-to-date with remote revision: '%s'", rev))
@@ -112,10 +112,4 @@ func timeoutError(ctx context.Context, err error) error {
 		return fmt.Errorf("timed out (spec.timeout): %w", err)
 	}
 	return err
-}
-
-// ignoreUnchanged: the artifact was built with the current spec.ignore.
-func ignoreUnchanged(obj *sourcev1.GitRepository) bool {
-	a, b := obj.Spec.Ignore, obj.Status.ObservedIgnore
-	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }

@@ -46,6 +46,12 @@ func (r *HelmRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, opts, r)
 }
 
+// SetupWithManager registers the OCIRepository controller.
+func (r *OCIRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	return setupSource(ctx, mgr, &sourcev1.OCIRepository{},
+		func() client.ObjectList { return &sourcev1.OCIRepositoryList{} }, opts, r)
+}
+
 // helmChartSourceIndex indexes HelmCharts by `<kind>/<name>` of their source.
 const helmChartSourceIndex = "spec.sourceRef"
 

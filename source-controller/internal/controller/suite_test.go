@@ -108,6 +108,10 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	if err := helmRepo.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err
 	}
+	ociRepo := &OCIRepositoryReconciler{SourceReconciler: common}
+	if err := ociRepo.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
+		return 0, err
+	}
 	helmChart := &HelmChartReconciler{
 		SourceReconciler: common, RequeueDependency: time.Second, Fetcher: &artifact.Fetcher{},
 		Limits: chart.Limits{MaxChartSize: chartMaxSize},

@@ -1,0 +1,285 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/jitter"
+	"github.com/fluxcd/pkg/runtime/patch"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sluice-gitops/sluice/shared/artifact"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
+)
+
+// OCIRepositoryReconciler pulls OCI artifacts (go-containerregistry) and serves their content.
+type OCIRepositoryReconciler struct {
+	SourceReconciler
+}
+
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=ocirepositories,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=ocirepositories/status;ocirepositories/finalizers,verbs=get;update;patch
+
+func (r *OCIRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	obj := &sourcev1.OCIRepository{}
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	patcher := patch.NewSerialPatcher(obj, r.Client)
+	defer func() { retErr = r.finalizeStatus(ctx, obj, patcher, &obj.Status.ObservedGeneration, retErr, nil) }()
+
+	if done, err := r.preamble(ctx, obj, sourcev1.OCIRepositoryKind, obj.Spec.Suspend); done {
+		return ctrl.Result{}, err
+	}
+	interval := jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration)
+	if err := r.reconcileStorage(ctx, obj); err != nil {
+		return ctrl.Result{}, err
+	}
+	if blocked, err := r.reconcileGates(ctx, obj); err != nil || blocked {
+		return ctrl.Result{RequeueAfter: interval}, err
+	}
+	if err := r.reconcileArtifact(ctx, obj); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// reconcileArtifact resolves the reference to a manifest digest and, when it is not the
+// stored revision, pulls the selected layer and stores it.
+func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *sourcev1.OCIRepository) error {
+	timeout := defaultGitTimeout
+	if obj.Spec.Timeout != nil {
+		timeout = obj.Spec.Timeout.Duration
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	opts, err := r.remoteOptions(ctx, obj)
+	if err != nil {
+		return r.fetchFailed(obj, sourcev1.AuthenticationFailedReason, err)
+	}
+	repoName := strings.TrimPrefix(obj.Spec.URL, "oci://")
+	nameOpts := []name.Option{}
+	if obj.Spec.Insecure {
+		nameOpts = append(nameOpts, name.Insecure)
+	}
+	repo, err := name.NewRepository(repoName, nameOpts...)
+	if err != nil {
+		return r.fetchFailed(obj, sourcev1.URLInvalidReason, reconcile.TerminalError(fmt.Errorf("URL '%s': %w", obj.Spec.URL, err)))
+	}
+	tag, ref, err := r.resolve(ctx, obj, repo, nameOpts, opts)
+	if err != nil {
+		return err
+	}
+	desc, err := remote.Get(ref, append(opts, remote.WithContext(ctx))...)
+	if err != nil {
+		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("failed to get the manifest of '%s': %w", ref, err))
+	}
+	revision := desc.Digest.String()
+	if tag != "" {
+		revision = tag + "@" + revision
+	}
+	selector := obj.Spec.LayerSelector
+	if a := obj.Status.Artifact; a != nil && a.Revision == revision && ignoreEqual(obj.Spec.Ignore, obj.Status.ObservedIgnore) &&
+		selectorEqual(selector, obj.Status.ObservedLayerSelector) {
+		conditions.Delete(obj, sourcev1.FetchFailedCondition)
+		conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
+		return nil
+	}
+	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "new revision '%s'", revision)
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: new revision '%s'", revision)
+
+	img, err := desc.Image()
+	if err != nil {
+		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("'%s' is not an OCI artifact: %w", ref, err))
+	}
+	manifest, err := img.Manifest()
+	if err != nil {
+		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("reading the manifest of '%s': %w", ref, err))
+	}
+	layer, err := selectLayer(img, manifest, selector)
+	if err != nil {
+		return r.fetchFailed(obj, sourcev1.OCILayerOperationFailedReason, reconcile.TerminalError(err))
+	}
+	blob, err := layer.Compressed()
+	if err != nil {
+		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("pulling the layer of '%s': %w", ref, err))
+	}
+	defer blob.Close()
+
+	art := r.Storage.NewArtifactFor(sourcev1.OCIRepositoryKind, obj, revision, desc.Digest.Hex+".tar.gz")
+	art.Metadata = manifest.Annotations
+	if err := r.storeLayer(obj, &art, blob, selector); err != nil {
+		return err
+	}
+	conditions.Delete(obj, sourcev1.FetchFailedCondition)
+	url, err := r.storeArtifact(obj, art, "latest.tar.gz", fmt.Sprintf("stored artifact with revision '%s' from '%s'", revision, obj.Spec.URL))
+	if err != nil {
+		return err
+	}
+	obj.Status.URL = url
+	obj.Status.ObservedIgnore = obj.Spec.Ignore
+	obj.Status.ObservedLayerSelector = selector
+	return nil
+}
+
+// resolve turns spec.ref into a reference: the digest, else the highest tag in the semver
+// range, else the tag (default latest). tag is "" for a digest reference.
+func (r *OCIRepositoryReconciler) resolve(ctx context.Context, obj *sourcev1.OCIRepository, repo name.Repository,
+	nameOpts []name.Option, opts []remote.Option) (string, name.Reference, error) {
+	ref := obj.Spec.Reference
+	if ref == nil {
+		ref = &sourcev1.OCIRepositoryRef{}
+	}
+	switch {
+	case ref.Digest != "":
+		d, err := name.NewDigest(repo.String()+"@"+ref.Digest, nameOpts...)
+		if err != nil {
+			return "", nil, r.fetchFailed(obj, sourcev1.URLInvalidReason, reconcile.TerminalError(fmt.Errorf("digest '%s': %w", ref.Digest, err)))
+		}
+		return "", d, nil
+	case ref.SemVer != "":
+		tags, err := remote.List(repo, append(opts, remote.WithContext(ctx))...)
+		if err != nil {
+			return "", nil, r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("listing the tags of '%s': %w", obj.Spec.URL, err))
+		}
+		best, err := highestTag(tags, ref.SemVer)
+		if err != nil {
+			return "", nil, r.fetchFailed(obj, sourcev1.OCIPullFailedReason, reconcile.TerminalError(err))
+		}
+		t, err := name.NewTag(repo.String()+":"+best, nameOpts...)
+		return best, t, err
+	default:
+		tag := ref.Tag
+		if tag == "" {
+			tag = "latest"
+		}
+		t, err := name.NewTag(repo.String()+":"+tag, nameOpts...)
+		if err != nil {
+			return "", nil, r.fetchFailed(obj, sourcev1.URLInvalidReason, reconcile.TerminalError(fmt.Errorf("tag '%s': %w", tag, err)))
+		}
+		return tag, t, nil
+	}
+}
+
+// storeLayer stores the layer as is (copy) or extracts it and archives its content with the
+// ignore rules (extract, the default).
+func (r *OCIRepositoryReconciler) storeLayer(obj *sourcev1.OCIRepository, art *meta.Artifact, blob io.Reader, selector *sourcev1.OCILayerSelector) error {
+	if selector != nil && selector.Operation == sourcev1.OCILayerCopy {
+		if err := r.Storage.Copy(art, blob); err != nil {
+			return r.storageFailed(obj, storageReason(err), fmt.Errorf("storing the layer: %w", err))
+		}
+		return nil
+	}
+	tmp, err := os.MkdirTemp("", "ocirepository-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "content")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	if err := artifact.Extract(blob, dir, artifact.Limits{}); err != nil {
+		return r.fetchFailed(obj, sourcev1.OCILayerOperationFailedReason, fmt.Errorf("extracting the layer: %w", err))
+	}
+	filter, err := storage.IgnoreFilter(dir, obj.Spec.Ignore)
+	if err != nil {
+		return r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, err)
+	}
+	if err := r.Storage.Archive(art, dir, filter); err != nil {
+		return r.storageFailed(obj, storageReason(err), fmt.Errorf("archiving the layer's content: %w", err))
+	}
+	return nil
+}
+
+// remoteOptions are the registry credentials of spec.secretRef (a dockerconfigjson Secret).
+func (r *OCIRepositoryReconciler) remoteOptions(ctx context.Context, obj *sourcev1.OCIRepository) ([]remote.Option, error) {
+	if obj.Spec.SecretRef == nil {
+		return nil, nil
+	}
+	data, err := r.secretData(ctx, obj.Namespace, obj.Spec.SecretRef.Name)
+	if err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		Auths map[string]authn.AuthConfig `json:"auths"`
+	}
+	if err := json.Unmarshal(data[".dockerconfigjson"], &cfg); err != nil {
+		return nil, fmt.Errorf("secret '%s/%s': '.dockerconfigjson' does not parse: %w", obj.Namespace, obj.Spec.SecretRef.Name, err)
+	}
+	host := strings.SplitN(strings.TrimPrefix(obj.Spec.URL, "oci://"), "/", 2)[0]
+	auth, ok := cfg.Auths[host]
+	if !ok {
+		return nil, fmt.Errorf("secret '%s/%s' has no credentials for '%s'", obj.Namespace, obj.Spec.SecretRef.Name, host)
+	}
+	return []remote.Option{remote.WithAuth(authn.FromConfig(auth))}, nil
+}
+
+// selectLayer is the first layer of the media type (or the first layer).
+func selectLayer(img v1.Image, manifest *v1.Manifest, selector *sourcev1.OCILayerSelector) (v1.Layer, error) {
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, err
+	}
+	for i, l := range manifest.Layers {
+		if selector == nil || selector.MediaType == "" || string(l.MediaType) == selector.MediaType {
+			return layers[i], nil
+		}
+	}
+	if selector != nil && selector.MediaType != "" {
+		return nil, fmt.Errorf("the artifact has no layer of media type '%s'", selector.MediaType)
+	}
+	return nil, errors.New("the artifact has no layers")
+}
+
+func highestTag(tags []string, rng string) (string, error) {
+	constraint, err := semver.NewConstraint(rng)
+	if err != nil {
+		return "", fmt.Errorf("semver range '%s' does not parse: %w", rng, err)
+	}
+	var versions []*semver.Version
+	for _, t := range tags {
+		if v, err := semver.NewVersion(t); err == nil && constraint.Check(v) {
+			versions = append(versions, v)
+		}
+	}
+	if len(versions) == 0 {
+		return "", fmt.Errorf("no tag matches the semver range '%s'", rng)
+	}
+	sort.Sort(sort.Reverse(semver.Collection(versions)))
+	return versions[0].Original(), nil
+}
+
+func storageReason(err error) string {
+	if errors.Is(err, storage.ErrArtifactTooLarge) {
+		return sourcev1.ArtifactTooLargeReason
+	}
+	return sourcev1.ArchiveOperationFailedReason
+}
+
+func ignoreEqual(a, b *string) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+func selectorEqual(a, b *sourcev1.OCILayerSelector) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
