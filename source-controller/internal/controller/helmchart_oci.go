@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
@@ -87,19 +85,9 @@ func newestInRange(tags []string, name, rng string) (string, error) {
 	if rng == "" {
 		rng = "*"
 	}
-	constraint, err := semver.NewConstraint(rng)
-	if err != nil {
-		return "", fmt.Errorf("version range '%s' does not parse: %w", rng, err)
-	}
-	var versions []*semver.Version
-	for _, tag := range tags {
-		if v, err := semver.NewVersion(tag); err == nil && constraint.Check(v) {
-			versions = append(versions, v)
-		}
-	}
-	if len(versions) == 0 {
+	v, err := highestTag(tags, rng)
+	if errors.Is(err, errNoTagInRange) {
 		return "", errors.New("no '" + name + "' chart with version matching '" + rng + "' found")
 	}
-	sort.Sort(sort.Reverse(semver.Collection(versions)))
-	return versions[0].Original(), nil
+	return v, err
 }

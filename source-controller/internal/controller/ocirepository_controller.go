@@ -8,10 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
@@ -162,6 +160,9 @@ func (r *OCIRepositoryReconciler) resolve(ctx context.Context, obj *sourcev1.OCI
 			return "", nil, r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("listing the tags of '%s': %w", obj.Spec.URL, err))
 		}
 		best, err := highestTag(tags, ref.SemVer)
+		if errors.Is(err, errNoTagInRange) {
+			err = fmt.Errorf("no tag matches the semver range '%s'", ref.SemVer)
+		}
 		if err != nil {
 			return "", nil, r.fetchFailed(obj, sourcev1.OCIPullFailedReason, reconcile.TerminalError(err))
 		}
@@ -249,24 +250,6 @@ func selectLayer(img v1.Image, manifest *v1.Manifest, selector *sourcev1.OCILaye
 		return nil, fmt.Errorf("the artifact has no layer of media type '%s'", selector.MediaType)
 	}
 	return nil, errors.New("the artifact has no layers")
-}
-
-func highestTag(tags []string, rng string) (string, error) {
-	constraint, err := semver.NewConstraint(rng)
-	if err != nil {
-		return "", fmt.Errorf("semver range '%s' does not parse: %w", rng, err)
-	}
-	var versions []*semver.Version
-	for _, t := range tags {
-		if v, err := semver.NewVersion(t); err == nil && constraint.Check(v) {
-			versions = append(versions, v)
-		}
-	}
-	if len(versions) == 0 {
-		return "", fmt.Errorf("no tag matches the semver range '%s'", rng)
-	}
-	sort.Sort(sort.Reverse(semver.Collection(versions)))
-	return versions[0].Original(), nil
 }
 
 func storageReason(err error) string {
