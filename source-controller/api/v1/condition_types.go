@@ -46,6 +46,13 @@ const (
 )
 
 const (
+	// SourceVerifiedCondition: the signature of the pulled content was verified (True) or not (False).
+	SourceVerifiedCondition = "SourceVerified"
+	// VerificationErrorReason: no trusted key verifies a signature of the content.
+	VerificationErrorReason = "VerificationError"
+)
+
+const (
 	// OCIPullFailedReason: the OCI artifact could not be resolved or pulled.
 	OCIPullFailedReason = "OCIArtifactPullFailed"
 	// OCILayerOperationFailedReason: the layer could not be extracted or copied.

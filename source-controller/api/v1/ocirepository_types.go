@@ -60,6 +60,10 @@ type OCIRepositorySpec struct {
 	// Insecure allows plain HTTP.
 	// +optional
 	Insecure bool `json:"insecure,omitempty"`
+	// Verify checks the cosign signature of the artifact with the public keys of a Secret
+	// before it is stored; an artifact that no key verifies is not stored.
+	// +optional
+	Verify *OCIRepositoryVerification `json:"verify,omitempty"`
 	// Ignore overrides the default exclusions with .gitignore-style patterns.
 	// +optional
 	Ignore *string `json:"ignore,omitempty"`
@@ -106,6 +110,7 @@ type OCIRepositoryStatus struct {
 
 // OCIRepository pulls an OCI artifact and serves its content.
 // +kubebuilder:object:root=true
+// +kubebuilder:storageversion
 // +kubebuilder:resource:shortName=ocirepo
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`

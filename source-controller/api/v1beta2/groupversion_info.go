@@ -1,5 +1,6 @@
-// Package v1beta2 serves HelmChart as source.toolkit.fluxcd.io/v1beta2, the version seed 003 uses,
-// with the same schema as v1 (the storage version); the API server converts between them.
+// Package v1beta2 serves HelmChart (the version seed 003 uses) and OCIRepository (the version
+// the ResourceSet examples use) as source.toolkit.fluxcd.io/v1beta2, with the same schema as v1
+// (the storage version); the API server converts between them.
 // +kubebuilder:object:generate=true
 // +groupName=source.toolkit.fluxcd.io
 package v1beta2

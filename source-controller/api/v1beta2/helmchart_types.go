@@ -21,10 +21,12 @@ type LocalHelmChartSourceReference struct {
 	Name string `json:"name"`
 }
 
-// OCIRepositoryVerification configures the verification of signatures.
+// OCIRepositoryVerification configures the verification of signatures. Keyless verification
+// needs the public Sigstore services (Fulcio, Rekor), so the public keys are required.
+// +kubebuilder:validation:XValidation:rule="has(self.secretRef)",message="keyless verification is not supported (it needs the public Sigstore services): set verify.secretRef to a Secret holding the cosign public keys (*.pub)"
 type OCIRepositoryVerification struct {
 	// Provider of the signatures: cosign.
-	// +kubebuilder:validation:Enum=cosign;notation
+	// +kubebuilder:validation:Enum=cosign
 	// +kubebuilder:default:=cosign
 	Provider string `json:"provider"`
 	// SecretRef names a Secret with the public keys (`*.pub`) the signatures are checked with.

@@ -30,6 +30,9 @@ func (r *HelmChartReconciler) buildFromHelmRepository(ctx context.Context, obj *
 		res, err := r.buildFromOCI(ctx, obj, repo, tmp)
 		return res, false, err
 	}
+	if err := r.verifyUnsupported(obj, fmt.Sprintf("HelmRepository '%s' (an HTTP repository)", repo.Name)); err != nil {
+		return nil, false, err
+	}
 	ref, err := index.Resolve(r.Storage.LocalPath(*repo.Status.Artifact), obj.Spec.Chart, obj.Spec.Version)
 	if err != nil {
 		if errors.Is(err, index.ErrChartNotFound) {
@@ -71,6 +74,9 @@ func (r *HelmChartReconciler) buildFromGitRepository(ctx context.Context, obj *s
 	repo := &sourcev1.GitRepository{}
 	if waiting, err := r.getSource(ctx, obj, repo); waiting || err != nil {
 		return nil, waiting, err
+	}
+	if err := r.verifyUnsupported(obj, fmt.Sprintf("GitRepository '%s'", repo.Name)); err != nil {
+		return nil, false, err
 	}
 	srcArt := repo.Status.Artifact
 	if a := obj.Status.Artifact; a != nil && obj.Status.ObservedSourceArtifactRevision == srcArt.Revision &&

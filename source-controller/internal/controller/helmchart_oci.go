@@ -10,6 +10,9 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -39,7 +42,11 @@ func (r *HelmChartReconciler) buildFromOCI(ctx context.Context, obj *sourcev1.He
 	if err != nil {
 		return nil, r.fetchFailed(obj, sourcev1.InvalidChartReferenceReason, reconcile.TerminalError(err))
 	}
-	if a := obj.Status.Artifact; a != nil && a.Revision == want && obj.Status.ObservedChartName == obj.Spec.Chart && sameValuesFiles(obj) {
+	if a := obj.Status.Artifact; a != nil && a.Revision == want && obj.Status.ObservedChartName == obj.Spec.Chart && sameValuesFiles(obj) &&
+		!needsVerification(obj, obj.Spec.Verify) {
+		if obj.Spec.Verify == nil {
+			conditions.Delete(obj, sourcev1.SourceVerifiedCondition)
+		}
 		r.upToDate(ctx, obj)
 		return nil, nil
 	}
@@ -50,12 +57,53 @@ func (r *HelmChartReconciler) buildFromOCI(ctx context.Context, obj *sourcev1.He
 	if err != nil {
 		return nil, r.fetchFailed(obj, sourcev1.ChartPullFailedReason, fmt.Errorf("pulling 'oci://%s:%s': %w", ref, version, err))
 	}
+	if err := r.verifyChart(ctx, obj, repo, ref, pulled.Manifest.Digest); err != nil {
+		return nil, err
+	}
 	res, err := chart.FromArchive(pulled.Chart.Data, "oci://"+ref+":"+version, filepath.Join(tmp, "out"), opts)
 	if err != nil {
 		return nil, r.chartFailed(obj, sourcev1.ChartPullFailedReason, err)
 	}
 	obj.Status.ObservedSourceArtifactRevision = ""
 	return res, nil
+}
+
+// verifyChart checks the cosign signature of the pulled chart manifest (by its digest, so the
+// chart verified is the chart pulled), with the repository's credentials and transport.
+func (r *HelmChartReconciler) verifyChart(ctx context.Context, obj *sourcev1.HelmChart, repo *sourcev1.HelmRepository, ref, digest string) error {
+	if obj.Spec.Verify == nil {
+		conditions.Delete(obj, sourcev1.SourceVerifiedCondition)
+		return nil
+	}
+	var nameOpts []name.Option
+	if repo.Spec.Insecure {
+		nameOpts = append(nameOpts, name.Insecure)
+	}
+	d, err := name.NewDigest(ref+"@"+digest, nameOpts...)
+	if err != nil {
+		return r.notVerified(obj, fmt.Errorf("reference '%s@%s': %w", ref, digest, err))
+	}
+	helmRepo := &HelmRepositoryReconciler{SourceReconciler: r.SourceReconciler}
+	httpClient, user, pass, err := helmRepo.httpClient(ctx, repo)
+	if err != nil {
+		return r.notVerified(obj, err)
+	}
+	opts := []remote.Option{remote.WithTransport(httpClient.Transport)}
+	if user != "" {
+		opts = append(opts, remote.WithAuth(&authn.Basic{Username: user, Password: pass}))
+	}
+	return r.verifySignature(ctx, obj, obj.Spec.Verify, d, opts)
+}
+
+// verifyUnsupported refuses spec.verify for charts that are not pulled from an OCI registry:
+// only OCI charts carry cosign signatures (seed 003).
+func (r *HelmChartReconciler) verifyUnsupported(obj *sourcev1.HelmChart, source string) error {
+	if obj.Spec.Verify == nil {
+		conditions.Delete(obj, sourcev1.SourceVerifiedCondition)
+		return nil
+	}
+	return r.notVerified(obj, reconcile.TerminalError(fmt.Errorf(
+		"charts from %s carry no cosign signature, only charts from a HelmRepository of type 'oci' can be verified: remove spec.verify", source)))
 }
 
 // registryClient is Helm's registry client with the repository's credentials, CA and

@@ -96,8 +96,15 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *so
 		revision = tag + "@" + revision
 	}
 	selector := obj.Spec.LayerSelector
-	if a := obj.Status.Artifact; a != nil && a.Revision == revision && ignoreEqual(obj.Spec.Ignore, obj.Status.ObservedIgnore) &&
-		selectorEqual(selector, obj.Status.ObservedLayerSelector) {
+	a := obj.Status.Artifact
+	stored := a != nil && a.Revision == revision && ignoreEqual(obj.Spec.Ignore, obj.Status.ObservedIgnore) &&
+		selectorEqual(selector, obj.Status.ObservedLayerSelector)
+	if !stored || obj.Spec.Verify == nil || needsVerification(obj, obj.Spec.Verify) {
+		if err := r.verifySignature(ctx, obj, obj.Spec.Verify, repo.Digest(desc.Digest.String()), opts); err != nil {
+			return err
+		}
+	}
+	if stored {
 		conditions.Delete(obj, sourcev1.FetchFailedCondition)
 		conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
 		return nil

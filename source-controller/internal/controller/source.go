@@ -108,8 +108,13 @@ func (r *SourceReconciler) finalizeStatus(ctx context.Context, obj source, patch
 // summarize sets Ready from the step conditions: the failure of a step, else the gates holding
 // an object that has no artifact yet, else the stored artifact.
 func summarize(obj source, err error) {
-	for _, t := range []string{sourcev1.FetchFailedCondition, sourcev1.BuildFailedCondition, sourcev1.StorageOperationFailedCondition} {
-		if c := conditions.Get(obj, t); c != nil && c.Status == "True" {
+	for _, t := range []string{sourcev1.FetchFailedCondition, sourcev1.SourceVerifiedCondition, sourcev1.BuildFailedCondition, sourcev1.StorageOperationFailedCondition} {
+		// SourceVerified is the one step condition of positive polarity: False is the failure.
+		failing := metav1.ConditionTrue
+		if t == sourcev1.SourceVerifiedCondition {
+			failing = metav1.ConditionFalse
+		}
+		if c := conditions.Get(obj, t); c != nil && c.Status == failing {
 			conditions.MarkFalse(obj, meta.ReadyCondition, c.Reason, "%s", c.Message)
 			if errors.Is(err, reconcile.TerminalError(nil)) {
 				conditions.MarkStalled(obj, c.Reason, "%s", c.Message)

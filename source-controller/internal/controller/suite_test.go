@@ -209,7 +209,13 @@ func createSecret(t *testing.T, ns, name string, data map[string][]byte) {
 func fetchArtifact(t *testing.T, key client.ObjectKey) map[string]string {
 	t.Helper()
 	g := NewWithT(t)
-	a := getRepo(g, key).Status.Artifact
+	return fetchArtifactOf(t, getRepo(g, key).Status.Artifact)
+}
+
+// fetchArtifactOf downloads an artifact like a consumer (digest verified) and returns its files.
+func fetchArtifactOf(t *testing.T, a *meta.Artifact) map[string]string {
+	t.Helper()
+	g := NewWithT(t)
 	g.Expect(a).NotTo(BeNil())
 	dir := t.TempDir() + "/x"
 	g.Expect((&artifact.Fetcher{}).Fetch(context.Background(), a.URL, a.Digest, dir)).To(Succeed())

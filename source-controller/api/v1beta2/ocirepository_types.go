@@ -1,0 +1,126 @@
+package v1beta2
+
+import (
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+)
+
+// OCIRepositoryRef is the artifact to pull; digest wins over semver, semver over tag.
+type OCIRepositoryRef struct {
+	// Digest of the manifest, `sha256:...`.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// SemVer range of tags; the highest matching tag is pulled.
+	// +optional
+	SemVer string `json:"semver,omitempty"`
+	// Tag to pull (default latest).
+	// +optional
+	Tag string `json:"tag,omitempty"`
+}
+
+// OCILayerSelector chooses the layer of the artifact.
+type OCILayerSelector struct {
+	// MediaType of the layer; the first layer when empty.
+	// +optional
+	MediaType string `json:"mediaType,omitempty"`
+	// Operation: extract (default) or copy.
+	// +kubebuilder:validation:Enum=extract;copy
+	// +optional
+	Operation string `json:"operation,omitempty"`
+}
+
+// OCIRepositorySpec says which OCI artifact to pull and how often.
+type OCIRepositorySpec struct {
+	// URL of the repository, `oci://host/path`.
+	// +kubebuilder:validation:Pattern="^oci://.*$"
+	// +required
+	URL string `json:"url"`
+	// Reference of the artifact (default tag latest).
+	// +optional
+	Reference *OCIRepositoryRef `json:"ref,omitempty"`
+	// LayerSelector chooses the layer and what to do with it.
+	// +optional
+	LayerSelector *OCILayerSelector `json:"layerSelector,omitempty"`
+	// SecretRef names a Secret of type kubernetes.io/dockerconfigjson with the registry credentials.
+	// +optional
+	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+	// Insecure allows plain HTTP.
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
+	// Verify checks the cosign signature of the artifact with the public keys of a Secret
+	// before it is stored; an artifact that no key verifies is not stored.
+	// +optional
+	Verify *OCIRepositoryVerification `json:"verify,omitempty"`
+	// Ignore overrides the default exclusions with .gitignore-style patterns.
+	// +optional
+	Ignore *string `json:"ignore,omitempty"`
+	// Interval at which the repository is checked.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +required
+	Interval metav1.Duration `json:"interval"`
+	// Timeout of the registry operations (default 60s).
+	// +kubebuilder:default="60s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m))+$"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// Suspend stops the reconciliation of this source.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+	// Gates hold the source on its last artifact while they are closed.
+	// +optional
+	Gates *gates.Gates `json:"gates,omitempty"`
+}
+
+// OCIRepositoryStatus is the observed state of an OCIRepository.
+type OCIRepositoryStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// URL is the stable URL of the artifact: .../latest.tar.gz.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Artifact is the stored artifact; its metadata holds the manifest's annotations.
+	// +optional
+	Artifact *meta.Artifact `json:"artifact,omitempty"`
+	// ObservedIgnore is the spec.ignore of the artifact.
+	// +optional
+	ObservedIgnore *string `json:"observedIgnore,omitempty"`
+	// ObservedLayerSelector is the spec.layerSelector of the artifact.
+	// +optional
+	ObservedLayerSelector *OCILayerSelector `json:"observedLayerSelector,omitempty"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// OCIRepository pulls an OCI artifact and serves its content.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=ocirepo
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type OCIRepository struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   OCIRepositorySpec   `json:"spec,omitempty"`
+	Status OCIRepositoryStatus `json:"status,omitempty"`
+}
+
+// OCIRepositoryList is a list of OCIRepositories.
+// +kubebuilder:object:root=true
+type OCIRepositoryList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OCIRepository `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&OCIRepository{}, &OCIRepositoryList{})
+}

@@ -1,0 +1,70 @@
+package oci_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	. "github.com/onsi/gomega"
+
+	"github.com/sluice-gitops/sluice/shared/testserver"
+
+	"github.com/sluice-gitops/sluice/source-controller/internal/oci"
+	"github.com/sluice-gitops/sluice/source-controller/internal/oci/ocitest"
+)
+
+func push(t *testing.T, reg *testserver.Registry, ref, content string) name.Digest {
+	digest := reg.PushArtifact(t, ref, map[string]string{"a.yaml": content}, nil)
+	d, err := name.NewDigest(reg.Host() + "/" + ref[:len(ref)-len(":v1")] + "@" + digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestKeyVerifier(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "u", Password: "p"})
+	opts := reg.RemoteOptions()
+	trusted, other := ocitest.NewKeyPair(t), ocitest.NewKeyPair(t)
+
+	signed := push(t, reg, "apps/signed:v1", "a: 1")
+	trusted.Sign(t, signed, opts...)
+	byOther := push(t, reg, "apps/other:v1", "a: 2")
+	other.Sign(t, byOther, opts...)
+	unsigned := push(t, reg, "apps/unsigned:v1", "a: 3")
+	moved := push(t, reg, "apps/moved:v1", "a: 4")
+	trusted.SignClaiming(t, moved, signed, opts...)
+
+	v, err := oci.NewKeyVerifier(map[string][]byte{"old.pub": other.Public, "team.pub": trusted.Public, "readme.txt": []byte("x")})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	key, err := v.Verify(ctx, signed, opts...)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(key).To(Equal("team.pub"))
+	key, err = v.Verify(ctx, byOther, opts...)
+	g.Expect(err).NotTo(HaveOccurred(), "any trusted key verifies")
+	g.Expect(key).To(Equal("old.pub"))
+
+	onlyTeam, err := oci.NewKeyVerifier(map[string][]byte{"team.pub": trusted.Public})
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, ref := range []name.Digest{byOther, unsigned, moved} {
+		_, err := onlyTeam.Verify(ctx, ref, opts...)
+		g.Expect(errors.Is(err, oci.ErrNotVerified)).To(BeTrue(), "%s: %v", ref, err)
+		g.Expect(err.Error()).To(ContainSubstring(ref.String()))
+	}
+
+	_, err = onlyTeam.Verify(ctx, signed) // no credentials
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(errors.Is(err, oci.ErrNotVerified)).To(BeFalse(), "a registry error is not a verification verdict: %v", err)
+}
+
+func TestNewKeyVerifierBadSecrets(t *testing.T) {
+	g := NewWithT(t)
+	_, err := oci.NewKeyVerifier(map[string][]byte{"key.txt": []byte("x")})
+	g.Expect(errors.Is(err, oci.ErrNoKeys)).To(BeTrue())
+	_, err = oci.NewKeyVerifier(map[string][]byte{"broken.pub": []byte("not a key")})
+	g.Expect(err).To(MatchError(ContainSubstring("public key 'broken.pub' does not load")))
+}
