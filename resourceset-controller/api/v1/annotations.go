@@ -1,0 +1,58 @@
+package v1
+
+import (
+	"time"
+)
+
+// Annotations that configure the reconciliation of ResourceSets and ResourceSetInputProviders, and
+// (reconcile, force, prune) of the objects a ResourceSet generates.
+const (
+	// ReconcileAnnotation is `enabled` (default) or `disabled`. On a ResourceSet or an input
+	// provider, `disabled` pauses its reconciliation; on a generated object, it leaves the object
+	// out of the applied set.
+	ReconcileAnnotation = "fluxcd.controlplane.io/reconcile"
+	// ReconcileEveryAnnotation is the interval of the drift detection and correction, a Go
+	// duration (ResourceSet default 1h, ResourceSetInputProvider default 10m).
+	ReconcileEveryAnnotation = "fluxcd.controlplane.io/reconcileEvery"
+	// ReconcileTimeoutAnnotation is the timeout of a reconciliation including health checks, a Go
+	// duration (default 5m).
+	ReconcileTimeoutAnnotation = "fluxcd.controlplane.io/reconcileTimeout"
+	// ForceAnnotation set to `enabled` on a generated object recreates it when an immutable field
+	// changes.
+	ForceAnnotation = "fluxcd.controlplane.io/force"
+	// PruneAnnotation set to `disabled` on a generated object keeps it when it leaves the set.
+	PruneAnnotation = "fluxcd.controlplane.io/prune"
+
+	// EnabledValue is the value that turns an annotation on.
+	EnabledValue = "enabled"
+	// DisabledValue is the value that turns an annotation off.
+	DisabledValue = "disabled"
+)
+
+// Defaults of the annotations.
+const (
+	// DefaultInterval is the reconcile interval of a ResourceSet.
+	DefaultInterval = time.Hour
+	// DefaultInputProviderInterval is the reconcile interval of a ResourceSetInputProvider.
+	DefaultInputProviderInterval = 10 * time.Minute
+	// DefaultTimeout is the reconcile timeout of both kinds.
+	DefaultTimeout = 5 * time.Minute
+)
+
+// isDisabled reports whether the reconcile annotation is `disabled`.
+func isDisabled(annotations map[string]string) bool {
+	return annotations[ReconcileAnnotation] == DisabledValue
+}
+
+// durationAnnotation parses a Go duration annotation; unset, invalid or not positive, it is def.
+func durationAnnotation(annotations map[string]string, key string, def time.Duration) time.Duration {
+	v, ok := annotations[key]
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,28 @@
+package v1
+
+import "github.com/fluxcd/pkg/apis/meta"
+
+// Reasons of the Ready and Reconciling conditions, as in the ResourceSet documentation. They are
+// Flux's own (fluxcd/pkg/apis/meta), repeated here so that callers need one import.
+const (
+	// ReconciliationSucceededReason: the resources were built, applied and (with spec.wait) healthy.
+	ReconciliationSucceededReason = meta.ReconciliationSucceededReason
+	// ReconciliationFailedReason: applying or garbage-collecting the resources failed.
+	ReconciliationFailedReason = meta.ReconciliationFailedReason
+	// BuildFailedReason: the inputs or the templates could not be rendered into resources.
+	BuildFailedReason = meta.BuildFailedReason
+	// DependencyNotReadyReason: an object of spec.dependsOn is missing or not ready.
+	DependencyNotReadyReason = meta.DependencyNotReadyReason
+	// HealthCheckFailedReason: the applied resources did not become ready within the timeout.
+	HealthCheckFailedReason = meta.HealthCheckFailedReason
+	// ProgressingReason: a reconciliation is in progress (Reconciling=True).
+	ProgressingReason = meta.ProgressingReason
+	// ProgressingWithRetryReason: a reconciliation failed and is being retried (Reconciling=True).
+	ProgressingWithRetryReason = meta.ProgressingWithRetryReason
+)
+
+// ApplySucceededReason is the event reason of an apply that created, configured or deleted objects.
+const ApplySucceededReason = "ApplySucceeded"
+
+// Finalizer lets the controller delete the applied resources before a ResourceSet goes away.
+const Finalizer = "fluxcd.controlplane.io/finalizer"

@@ -1,0 +1,239 @@
+package v1
+
+import (
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+)
+
+// ResourceSetKind is the kind of ResourceSet objects.
+const ResourceSetKind = "ResourceSet"
+
+// Input strategies: how the inputs of several sources are combined.
+const (
+	// InputStrategyFlatten renders the resources once per input of every source (the union).
+	InputStrategyFlatten = "Flatten"
+	// InputStrategyPermute renders the resources once per combination of one input from each
+	// source (the Cartesian product).
+	InputStrategyPermute = "Permute"
+)
+
+// ResourceSetSpec is the set of templated resources and the inputs they are rendered with.
+type ResourceSetSpec struct {
+	// CommonMetadata is set on every generated object, overriding the same keys of its templates.
+	// +optional
+	CommonMetadata *CommonMetadata `json:"commonMetadata,omitempty"`
+
+	// Inputs is a list of static inputs; each is a map of names to values, referenced in the
+	// templates as `<< inputs.name >>`.
+	// +optional
+	Inputs []ResourceSetInput `json:"inputs,omitempty"`
+
+	// InputsFrom selects ResourceSetInputProviders in the same namespace whose exported inputs are
+	// added to spec.inputs.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	InputsFrom []InputProviderReference `json:"inputsFrom,omitempty"`
+
+	// InputStrategy says how inputs from several sources are combined (default Flatten).
+	// +optional
+	InputStrategy *InputStrategySpec `json:"inputStrategy,omitempty"`
+
+	// Resources are the templated objects, rendered once per input; `<< >>` are the template
+	// delimiters.
+	// +kubebuilder:validation:items:Type=object
+	// +optional
+	Resources []*apiextensionsv1.JSON `json:"resources,omitempty"`
+
+	// ResourcesTemplate is a multi-document YAML template of more objects; spec.resources wins
+	// when both define the same object.
+	// +optional
+	ResourcesTemplate string `json:"resourcesTemplate,omitempty"`
+
+	// DependsOn lists objects that must exist (and, with ready, be ready) before the resources are
+	// applied.
+	// +optional
+	DependsOn []Dependency `json:"dependsOn,omitempty"`
+
+	// ServiceAccountName is the ServiceAccount in the same namespace that applies the resources.
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// Wait makes the reconciliation wait for every applied object to become ready.
+	// +optional
+	Wait bool `json:"wait,omitempty"`
+
+	// Gates hold the ResourceSet on its last applied resources while they are closed.
+	// +optional
+	Gates *gates.Gates `json:"gates,omitempty"`
+}
+
+// CommonMetadata holds the labels and annotations set on every generated object.
+type CommonMetadata struct {
+	// Labels set on every generated object.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Annotations set on every generated object.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// ResourceSetInput is one input: names mapped to arbitrary JSON values (strings, numbers,
+// booleans, lists, objects).
+type ResourceSetInput map[string]*apiextensionsv1.JSON
+
+// InputProviderReference selects ResourceSetInputProviders in the ResourceSet's namespace, by name
+// or by labels.
+// +kubebuilder:validation:XValidation:rule="(has(self.name) && size(self.name) > 0) != has(self.selector)",message="exactly one of name or selector must be set"
+type InputProviderReference struct {
+	// APIVersion of the provider.
+	// +kubebuilder:validation:Enum=fluxcd.controlplane.io/v1
+	// +kubebuilder:default=fluxcd.controlplane.io/v1
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// Kind of the provider.
+	// +kubebuilder:validation:Enum=ResourceSetInputProvider
+	// +required
+	Kind string `json:"kind"`
+
+	// Name of the provider.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Selector selects providers by labels.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// InputStrategySpec says how inputs from several sources are combined.
+type InputStrategySpec struct {
+	// Name is Flatten (every input of every source) or Permute (every combination of one input
+	// from each source).
+	// +kubebuilder:validation:Enum=Flatten;Permute
+	// +kubebuilder:default=Flatten
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// Dependency is an object that must exist, and optionally be ready, before the resources are
+// applied.
+type Dependency struct {
+	// APIVersion of the object.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	APIVersion string `json:"apiVersion"`
+
+	// Kind of the object.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Kind string `json:"kind"`
+
+	// Name of the object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// Namespace of the object; empty for cluster-scoped objects.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// Ready requires the object's Ready condition to be True (or readyExpr to be true).
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+
+	// ReadyExpr is a CEL expression, evaluated on the object, that must return true.
+	// +optional
+	ReadyExpr string `json:"readyExpr,omitempty"`
+}
+
+// ResourceSetStatus is the observed state of a ResourceSet.
+type ResourceSetStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling, Stalled, Blocked.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Inventory lists the objects applied by the last successful reconciliation.
+	// +optional
+	Inventory *ResourceInventory `json:"inventory,omitempty"`
+
+	// LastAppliedRevision is the digest of the last applied set of objects.
+	// +optional
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// ResourceSet renders a matrix of inputs through templated resources and applies the result.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=rset
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
+type ResourceSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ResourceSetSpec   `json:"spec,omitempty"`
+	Status ResourceSetStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *ResourceSet) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions.
+func (in *ResourceSet) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetGates implements gates.Gated.
+func (in *ResourceSet) GetGates() *gates.Gates { return in.Spec.Gates }
+
+// GetRequestStatus returns the reconcile request handling of the status.
+func (in *ResourceSet) GetRequestStatus() *meta.ReconcileRequestStatus {
+	return &in.Status.ReconcileRequestStatus
+}
+
+// IsDisabled reports whether the reconcile annotation pauses the ResourceSet.
+func (in *ResourceSet) IsDisabled() bool { return isDisabled(in.GetAnnotations()) }
+
+// GetInterval is the reconcileEvery annotation, DefaultInterval (1h) when unset or invalid.
+func (in *ResourceSet) GetInterval() time.Duration {
+	return durationAnnotation(in.GetAnnotations(), ReconcileEveryAnnotation, DefaultInterval)
+}
+
+// GetTimeout is the reconcileTimeout annotation, DefaultTimeout (5m) when unset or invalid.
+func (in *ResourceSet) GetTimeout() time.Duration {
+	return durationAnnotation(in.GetAnnotations(), ReconcileTimeoutAnnotation, DefaultTimeout)
+}
+
+// GetInputStrategy is the name of the input strategy, InputStrategyFlatten when unset.
+func (in *ResourceSet) GetInputStrategy() string {
+	if in.Spec.InputStrategy == nil || in.Spec.InputStrategy.Name == "" {
+		return InputStrategyFlatten
+	}
+	return in.Spec.InputStrategy.Name
+}
+
+// ResourceSetList is a list of ResourceSets.
+// +kubebuilder:object:root=true
+type ResourceSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ResourceSet `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ResourceSet{}, &ResourceSetList{})
+}

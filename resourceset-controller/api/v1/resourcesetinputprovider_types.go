@@ -1,0 +1,178 @@
+package v1
+
+import (
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ResourceSetInputProviderKind is the kind of ResourceSetInputProvider objects.
+const ResourceSetInputProviderKind = "ResourceSetInputProvider"
+
+// Types of input providers.
+const (
+	// InputProviderStatic exports spec.defaultValues as its one input.
+	InputProviderStatic = "Static"
+	// InputProviderOCIArtifactTag exports one input per tag of an OCI repository.
+	InputProviderOCIArtifactTag = "OCIArtifactTag"
+	// InputProviderExternalService exports the inputs returned by an HTTP service.
+	InputProviderExternalService = "ExternalService"
+)
+
+// ResourceSetInputProviderSpec says where inputs come from and how they are filtered.
+// +kubebuilder:validation:XValidation:rule="self.type != 'Static' || !has(self.url) || size(self.url) == 0",message="spec.url must be empty for the Static type"
+// +kubebuilder:validation:XValidation:rule="self.type != 'OCIArtifactTag' || (has(self.url) && self.url.startsWith('oci://'))",message="spec.url must start with oci:// for the OCIArtifactTag type"
+// +kubebuilder:validation:XValidation:rule="self.type != 'ExternalService' || (has(self.url) && (self.url.startsWith('https://') || (self.url.startsWith('http://') && has(self.insecure) && self.insecure)))",message="spec.url must start with https:// for the ExternalService type (http:// needs spec.insecure: true)"
+type ResourceSetInputProviderSpec struct {
+	// Type of the provider: Static, OCIArtifactTag or ExternalService.
+	// +kubebuilder:validation:Enum=Static;OCIArtifactTag;ExternalService
+	// +required
+	Type string `json:"type"`
+
+	// URL of the source: an `oci://` repository for OCIArtifactTag, an `https://` address for
+	// ExternalService; empty for Static.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// Insecure allows plain HTTP: an `http://` URL for ExternalService, a registry without TLS for
+	// OCIArtifactTag.
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
+
+	// SecretRef names a Secret in the same namespace with the credentials: a
+	// kubernetes.io/dockerconfigjson Secret for OCIArtifactTag; `username` and `password`, or
+	// `token` (bearer), for ExternalService.
+	// +optional
+	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+
+	// CertSecretRef names a Secret in the same namespace whose `ca.crt` is the CA to trust.
+	// +optional
+	CertSecretRef *meta.LocalObjectReference `json:"certSecretRef,omitempty"`
+
+	// Filter selects and limits the exported inputs.
+	// +optional
+	Filter *ResourceSetInputFilter `json:"filter,omitempty"`
+
+	// DefaultValues is the one input of a Static provider; for the other types, values every
+	// exported input starts from (its own values win).
+	// +optional
+	DefaultValues ResourceSetInput `json:"defaultValues,omitempty"`
+
+	// Timeout of the requests to the source (default: the reconcileTimeout annotation, 5m).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m))+$"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// ResourceSetInputFilter selects and limits the exported inputs.
+type ResourceSetInputFilter struct {
+	// SemVer range the tags must match; the inputs are then sorted highest version first.
+	// +optional
+	SemVer string `json:"semver,omitempty"`
+
+	// IncludeTag is a regular expression the tags must match.
+	// +optional
+	IncludeTag string `json:"includeTag,omitempty"`
+
+	// ExcludeTag is a regular expression of tags to leave out.
+	// +optional
+	ExcludeTag string `json:"excludeTag,omitempty"`
+
+	// Limit is the maximum number of exported inputs (default 100).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=100
+	// +optional
+	Limit int `json:"limit,omitempty"`
+}
+
+// ResourceSetInputProviderStatus is the observed state of a ResourceSetInputProvider.
+type ResourceSetInputProviderStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling, Stalled.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// ExportedInputs are the inputs the ResourceSets that reference this provider receive.
+	// +optional
+	ExportedInputs []ResourceSetInput `json:"exportedInputs,omitempty"`
+
+	// LastExportedRevision is the digest of the exported inputs.
+	// +optional
+	LastExportedRevision string `json:"lastExportedRevision,omitempty"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// ResourceSetInputProvider exports inputs for ResourceSets from a static list, the tags of an OCI
+// repository or an external service.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=rsip
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
+type ResourceSetInputProvider struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec   ResourceSetInputProviderSpec   `json:"spec"`
+	Status ResourceSetInputProviderStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *ResourceSetInputProvider) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions.
+func (in *ResourceSetInputProvider) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetRequestStatus returns the reconcile request handling of the status.
+func (in *ResourceSetInputProvider) GetRequestStatus() *meta.ReconcileRequestStatus {
+	return &in.Status.ReconcileRequestStatus
+}
+
+// IsDisabled reports whether the reconcile annotation pauses the provider.
+func (in *ResourceSetInputProvider) IsDisabled() bool { return isDisabled(in.GetAnnotations()) }
+
+// GetInterval is the reconcileEvery annotation, DefaultInputProviderInterval (10m) when unset or
+// invalid.
+func (in *ResourceSetInputProvider) GetInterval() time.Duration {
+	return durationAnnotation(in.GetAnnotations(), ReconcileEveryAnnotation, DefaultInputProviderInterval)
+}
+
+// GetTimeout is spec.timeout, else the reconcileTimeout annotation, else DefaultTimeout (5m).
+func (in *ResourceSetInputProvider) GetTimeout() time.Duration {
+	if in.Spec.Timeout != nil && in.Spec.Timeout.Duration > 0 {
+		return in.Spec.Timeout.Duration
+	}
+	return durationAnnotation(in.GetAnnotations(), ReconcileTimeoutAnnotation, DefaultTimeout)
+}
+
+// GetLimit is spec.filter.limit, 100 when unset.
+func (in *ResourceSetInputProvider) GetLimit() int {
+	if in.Spec.Filter == nil || in.Spec.Filter.Limit <= 0 {
+		return DefaultInputLimit
+	}
+	return in.Spec.Filter.Limit
+}
+
+// DefaultInputLimit is the default of spec.filter.limit.
+const DefaultInputLimit = 100
+
+// ResourceSetInputProviderList is a list of ResourceSetInputProviders.
+// +kubebuilder:object:root=true
+type ResourceSetInputProviderList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ResourceSetInputProvider `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ResourceSetInputProvider{}, &ResourceSetInputProviderList{})
+}
