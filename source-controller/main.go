@@ -17,6 +17,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
@@ -24,6 +25,7 @@ import (
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/controller"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
+	"github.com/sluice-gitops/sluice/source-controller/internal/helm/index"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
 )
 
@@ -37,6 +39,10 @@ func main() {
 		digestAlgo  string
 
 		helmIndexMaxSize int64
+		helmCache        struct {
+			maxSize            int
+			ttl, purgeInterval time.Duration
+		}
 		chartLimits      chart.Limits
 	)
 	opts.BindFlags(pflag.CommandLine, false)
@@ -53,6 +59,10 @@ func main() {
 	pflag.Int64Var(&helmIndexMaxSize, "helm-index-max-size", 50<<20, "The largest Helm repository index.yaml, in bytes, that is downloaded.")
 	pflag.Int64Var(&chartLimits.MaxChartSize, "helm-chart-max-size", 10<<20, "The largest Helm chart archive, in bytes, that is downloaded.")
 	pflag.Int64Var(&chartLimits.MaxFileSize, "helm-chart-file-max-size", 5<<20, "The largest file, in bytes, a Helm chart may hold.")
+	pflag.IntVar(&helmCache.maxSize, "helm-cache-max-size", 0,
+		"The number of Helm repository indexes kept in memory; 0 disables the cache. A full cache evicts the least recently used index.")
+	pflag.DurationVar(&helmCache.ttl, "helm-cache-ttl", 15*time.Minute, "How long an index stays cached after its last use.")
+	pflag.DurationVar(&helmCache.purgeInterval, "helm-cache-purge-interval", time.Minute, "How often expired indexes are removed from the cache.")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
@@ -79,8 +89,16 @@ func main() {
 	bootstrap.Exit(helmRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the HelmRepository controller")
 	ociRepo := &controller.OCIRepositoryReconciler{SourceReconciler: common}
 	bootstrap.Exit(ociRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the OCIRepository controller")
+	indexCache := index.NewCache(helmCache.maxSize, helmCache.ttl)
+	if indexCache != nil {
+		indexCache.Events = controller.RecordCacheEvent
+		bootstrap.Exit(mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return indexCache.PurgeEvery(ctx, helmCache.purgeInterval)
+		})), "adding the index cache purge")
+	}
 	helmChart := &controller.HelmChartReconciler{
 		SourceReconciler: common, Limits: chartLimits, RequeueDependency: opts.RequeueDependency, Fetcher: &artifact.Fetcher{},
+		IndexCache: indexCache,
 	}
 	bootstrap.Exit(helmChart.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the HelmChart controller")
 

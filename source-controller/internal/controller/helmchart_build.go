@@ -33,7 +33,7 @@ func (r *HelmChartReconciler) buildFromHelmRepository(ctx context.Context, obj *
 	if err := r.verifyUnsupported(obj, fmt.Sprintf("HelmRepository '%s' (an HTTP repository)", repo.Name)); err != nil {
 		return nil, false, err
 	}
-	ref, err := index.Resolve(r.Storage.LocalPath(*repo.Status.Artifact), obj.Spec.Chart, obj.Spec.Version)
+	ref, err := r.IndexCache.Resolve(r.Storage.LocalPath(*repo.Status.Artifact), obj.Spec.Chart, obj.Spec.Version)
 	if err != nil {
 		if errors.Is(err, index.ErrChartNotFound) {
 			return nil, false, r.fetchFailed(obj, sourcev1.InvalidChartReferenceReason, reconcile.TerminalError(

@@ -23,6 +23,7 @@ import (
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
+	"github.com/sluice-gitops/sluice/source-controller/internal/helm/index"
 )
 
 // HelmChartReconciler builds chart artifacts from HelmRepositories and GitRepositories.
@@ -34,6 +35,8 @@ type HelmChartReconciler struct {
 	RequeueDependency time.Duration
 	// Fetcher downloads GitRepository artifacts through their URL, like any consumer.
 	Fetcher *artifact.Fetcher
+	// IndexCache keeps opened repository indexes (--helm-cache-*); nil reads them every time.
+	IndexCache *index.Cache
 }
 
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmcharts,verbs=get;list;watch;update;patch

@@ -129,6 +129,8 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *so
 		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("pulling the layer of '%s': %w", ref, err))
 	}
 	defer blob.Close()
+	// What an earlier attempt failed to fetch no longer matters: this attempt says.
+	conditions.Delete(obj, sourcev1.FetchFailedCondition)
 
 	art := r.Storage.NewArtifactFor(sourcev1.OCIRepositoryKind, obj, revision, desc.Digest.Hex+".tar.gz")
 	art.Metadata = manifest.Annotations

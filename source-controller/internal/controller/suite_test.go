@@ -30,6 +30,7 @@ import (
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
+	"github.com/sluice-gitops/sluice/source-controller/internal/helm/index"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
 )
 
@@ -47,6 +48,12 @@ var (
 	store *storage.Storage
 	// storageDir is --storage-path of the suite.
 	storageDir string
+	// indexCache is --helm-cache-max-size=10: every HelmChart test resolves through it.
+	indexCache = func() *index.Cache {
+		c := index.NewCache(10, time.Minute)
+		c.Events = RecordCacheEvent
+		return c
+	}()
 )
 
 func TestMain(m *testing.M) {
@@ -114,7 +121,7 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	}
 	helmChart := &HelmChartReconciler{
 		SourceReconciler: common, RequeueDependency: time.Second, Fetcher: &artifact.Fetcher{},
-		Limits: chart.Limits{MaxChartSize: chartMaxSize},
+		Limits: chart.Limits{MaxChartSize: chartMaxSize}, IndexCache: indexCache,
 	}
 	if err := helmChart.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err

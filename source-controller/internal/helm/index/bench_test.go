@@ -142,6 +142,14 @@ func BenchmarkResolveLargeIndex(b *testing.B) {
 		}
 		return cv
 	}
+	cache := NewCache(10, time.Hour)
+	cachedOp := func() any {
+		cv, err := cache.Resolve(compactPath, benchChart, benchRange)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return cv
+	}
 	// Both must answer the same before their costs are worth comparing.
 	want, got := helmOp().(*repo.ChartVersion), sluiceOp().(*ChartVersion)
 	if got.Version != want.Version || got.Digest != want.Digest || got.URLs[0] != want.URLs[0] {
@@ -151,7 +159,7 @@ func BenchmarkResolveLargeIndex(b *testing.B) {
 	for _, bm := range []struct {
 		name string
 		op   func() any
-	}{{"helm", helmOp}, {"sluice", sluiceOp}} {
+	}{{"helm", helmOp}, {"sluice", sluiceOp}, {"sluice-cached", cachedOp}} {
 		b.Run(bm.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -54,6 +54,70 @@ func (e *notFoundError) Unwrap() error { return ErrChartNotFound }
 //
 // It reads the trailer, the table and that chart's section, never the other charts'.
 func Resolve(path, name, versionRange string) (*ChartVersion, error) {
+	ix, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return ix.Resolve(name, versionRange)
+}
+
+// Index is an opened compact index: its table of charts in memory (a few KiB: tens of bytes
+// per chart), the sections on disk. It is what the index cache keeps.
+type Index struct {
+	path        string
+	table       table
+	tableOffset uint64
+}
+
+// Open reads the header, trailer and table of the compact index at path.
+func Open(path string) (*Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := uint64(fi.Size())
+	if size < uint64(headerSize+trailerSize) {
+		return nil, corrupt("%d bytes is too short (not a compact index?)", size)
+	}
+	var hdr [headerSize]byte
+	if err := readAt(f, hdr[:], 0); err != nil {
+		return nil, err
+	}
+	if string(hdr[:len(headerMagic)]) != headerMagic {
+		return nil, corrupt("bad header (not a compact index?)")
+	}
+	if v := hdr[len(headerMagic)]; v != formatVersion {
+		return nil, corrupt("format version %d, want %d", v, formatVersion)
+	}
+	var tb [trailerSize]byte
+	if err := readAt(f, tb[:], size-trailerSize); err != nil {
+		return nil, err
+	}
+	tr, err := parseTrailer(tb[:])
+	if err != nil {
+		return nil, err
+	}
+	if tr.tableOffset < uint64(headerSize) || tr.tableOffset > size-trailerSize {
+		return nil, corrupt("table offset %d out of bounds", tr.tableOffset)
+	}
+	raw := make([]byte, size-trailerSize-tr.tableOffset)
+	if err := readAt(f, raw, tr.tableOffset); err != nil {
+		return nil, err
+	}
+	t, err := parseTable(raw, tr.charts)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{path: path, table: t, tableOffset: tr.tableOffset}, nil
+}
+
+// Resolve is the package's Resolve on an opened index: one read of the chart's section.
+func (ix *Index) Resolve(name, versionRange string) (*ChartVersion, error) {
 	rng := versionRange
 	if rng == "" {
 		rng = "*"
@@ -62,13 +126,7 @@ func Resolve(path, name, versionRange string) (*ChartVersion, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w '%s': %v", ErrInvalidRange, versionRange, err)
 	}
-
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sec, err := readSection(f, name)
+	sec, err := ix.readSection(name)
 	if err != nil {
 		return nil, err
 	}
@@ -114,53 +172,19 @@ func Resolve(path, name, versionRange string) (*ChartVersion, error) {
 }
 
 // readSection returns the section of chart name, or nil if the index has no such chart.
-func readSection(f *os.File, name string) ([]byte, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := uint64(fi.Size())
-	if size < uint64(headerSize+trailerSize) {
-		return nil, corrupt("%d bytes is too short (not a compact index?)", size)
-	}
-	var hdr [headerSize]byte
-	if err := readAt(f, hdr[:], 0); err != nil {
-		return nil, err
-	}
-	if string(hdr[:len(headerMagic)]) != headerMagic {
-		return nil, corrupt("bad header (not a compact index?)")
-	}
-	if v := hdr[len(headerMagic)]; v != formatVersion {
-		return nil, corrupt("format version %d, want %d", v, formatVersion)
-	}
-	var tb [trailerSize]byte
-	if err := readAt(f, tb[:], size-trailerSize); err != nil {
-		return nil, err
-	}
-	tr, err := parseTrailer(tb[:])
-	if err != nil {
-		return nil, err
-	}
-	if tr.tableOffset < uint64(headerSize) || tr.tableOffset > size-trailerSize {
-		return nil, corrupt("table offset %d out of bounds", tr.tableOffset)
-	}
-	// The table grows with the number of charts only (tens of bytes each): reading it whole
-	// costs one read and a few KiB, and the search below allocates nothing more.
-	raw := make([]byte, size-trailerSize-tr.tableOffset)
-	if err := readAt(f, raw, tr.tableOffset); err != nil {
-		return nil, err
-	}
-	t, err := parseTable(raw, tr.charts)
-	if err != nil {
-		return nil, err
-	}
-	off, length, found, err := t.lookup(name)
+func (ix *Index) readSection(name string) ([]byte, error) {
+	off, length, found, err := ix.table.lookup(name)
 	if err != nil || !found {
 		return nil, err
 	}
-	if off < uint64(headerSize) || off+length > tr.tableOffset || length == 0 {
+	if off < uint64(headerSize) || off+length > ix.tableOffset || length == 0 {
 		return nil, corrupt("section of %q out of bounds", name)
 	}
+	f, err := os.Open(ix.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	sec := make([]byte, length)
 	if err := readAt(f, sec, off); err != nil {
 		return nil, err
