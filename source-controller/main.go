@@ -43,7 +43,7 @@ func main() {
 			maxSize            int
 			ttl, purgeInterval time.Duration
 		}
-		chartLimits      chart.Limits
+		chartLimits chart.Limits
 	)
 	opts.BindFlags(pflag.CommandLine, false)
 	pflag.StringVar(&storageOpts.BasePath, "storage-path", "/data", "The local directory where artifacts are stored.")
