@@ -1,0 +1,111 @@
+package builder
+
+import (
+	"fmt"
+	"strings"
+	"text/template"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Input is one input set: arbitrary nested JSON values (maps, slices, strings,
+// float64/int64, bools).
+type Input = map[string]any
+
+// Templates holds the parsed templates of one ResourceSet; parse once, execute
+// per input. A Templates is safe for concurrent use by several Build calls.
+type Templates struct {
+	resources []*resourceTemplate
+	document  *template.Template // resourcesTemplate; nil when blank
+}
+
+// Parse parses every entry of resources (each a JSON document of one object
+// template, as stored in spec.resources []*apiextensionsv1.JSON: pass their
+// .Raw bytes) and the multi-document YAML string resourcesTemplate. Errors say
+// which entry (resources[2], with the path of the string inside it, or
+// resourcesTemplate) and the template line.
+func Parse(resources [][]byte, resourcesTemplate string) (*Templates, error) {
+	t := &Templates{resources: make([]*resourceTemplate, 0, len(resources))}
+	for i, raw := range resources {
+		rt, err := parseResource(fmt.Sprintf("resources[%d]", i), raw)
+		if err != nil {
+			return nil, err
+		}
+		t.resources = append(t.resources, rt)
+	}
+	if strings.TrimSpace(resourcesTemplate) != "" {
+		doc, err := newNamespace(resourcesTemplateName).Parse(resourcesTemplate)
+		if err != nil {
+			return nil, err // "template: resourcesTemplate:12: ..."
+		}
+		t.document = doc
+	}
+	return t, nil
+}
+
+// Build executes the templates for every input and returns the objects:
+//   - for every input, resources entries first, then resourcesTemplate documents;
+//   - objects whose metadata.annotations["fluxcd.controlplane.io/reconcile"] is
+//     "disabled" are dropped (before deduplication, so a disabled copy does not
+//     hide an enabled one rendered for another input);
+//   - duplicates on apiVersion group + kind + namespace + name are dropped, the
+//     first wins: resources win over resourcesTemplate for the same input, and
+//     an object shared by every input is returned once;
+//   - common labels and annotations are set on every object, overriding;
+//   - empty documents (only whitespace or comments) are skipped;
+//   - output that is not a Kubernetes object is an error naming the input and
+//     the entry.
+//
+// With zero inputs nothing is rendered: objects are generated per input.
+// Build does not modify inputs.
+func (t *Templates) Build(inputs []Input, common *CommonMetadata) ([]*unstructured.Unstructured, error) {
+	if len(inputs) == 0 {
+		return []*unstructured.Unstructured{}, nil
+	}
+	b, err := t.bind()
+	if err != nil {
+		return nil, err
+	}
+	out := newDedup()
+	add := func(v any) error {
+		obj, err := toObject(v)
+		if err != nil {
+			return err
+		}
+		if !isDisabled(obj) {
+			out.add(obj)
+		}
+		return nil
+	}
+	for i, in := range inputs {
+		b.current = copyInput(in)
+		for _, r := range b.resources {
+			v, err := r.entry.root.render(r)
+			if err != nil {
+				return nil, fmt.Errorf("inputs[%d]: %w", i, err)
+			}
+			if v == nil {
+				continue // a whole-entry template that rendered nothing
+			}
+			if err := add(v); err != nil {
+				return nil, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err)
+			}
+		}
+		if b.document == nil {
+			continue
+		}
+		docs, err := b.renderDocuments()
+		if err != nil {
+			return nil, fmt.Errorf("inputs[%d]: %w", i, err)
+		}
+		for _, d := range docs {
+			if err := add(d.value); err != nil {
+				return nil, fmt.Errorf("inputs[%d]: %s document #%d: %w", i, resourcesTemplateName, d.number, err)
+			}
+		}
+	}
+	for _, obj := range out.objects {
+		applyCommonMetadata(obj, common)
+	}
+	return out.objects, nil
+}

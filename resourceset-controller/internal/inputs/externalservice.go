@@ -1,0 +1,130 @@
+package inputs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"strconv"
+)
+
+// DefaultMaxResponseBytes caps the body of an ExternalService response when no cap is given.
+const DefaultMaxResponseBytes int64 = 1 << 20
+
+// Auth holds the credentials of an ExternalService request, from the provider's secretRef: a
+// bearer Token, or Username and Password for basic auth. Token wins when both are set.
+type Auth struct {
+	Username, Password, Token string
+}
+
+// ExternalService exports the inputs an HTTP service returns for a GET of url: a JSON body
+// `{"inputs": [{"id": "...", ...}, ...]}` where every input is an object with a non-empty string
+// id, unique within the response. A body over maxBytes (DefaultMaxResponseBytes when not
+// positive) is refused rather than truncated. client is built by HTTPClient; nil means
+// HTTPClient(nil, false, 0): HTTPS only, bounded by ctx alone.
+//
+// Errors name the status, the input index or the duplicate id, never the credentials.
+func ExternalService(ctx context.Context, url string, client *http.Client, auth Auth, maxBytes int64) ([]map[string]any, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxResponseBytes
+	}
+	if client == nil {
+		var err error
+		if client, err = HTTPClient(nil, false, 0); err != nil {
+			return nil, err
+		}
+	}
+	u, err := neturl.Parse(url)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, &InvalidURLError{URL: redact(url), Reason: "it must be an http(s):// address"}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, &InvalidURLError{URL: redact(url), Reason: err.Error()}
+	}
+	req.Header.Set("Accept", "application/json")
+	switch {
+	case auth.Token != "":
+		req.Header.Set("Authorization", "Bearer "+auth.Token)
+	case auth.Username != "" || auth.Password != "":
+		req.SetBasicAuth(auth.Username, auth.Password)
+	}
+
+	// The client's errors carry the URL without its password (net/http strips it).
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// Drain a little so the connection can be reused; the body is not quoted, as a service
+		// may echo the request's headers back.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("GET %s: %s", u.Redacted(), resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: reading the response: %w", u.Redacted(), err)
+	}
+	if int64(len(body)) > maxBytes {
+		return nil, fmt.Errorf("GET %s: response larger than %d bytes", u.Redacted(), maxBytes)
+	}
+	inputs, err := parseServiceResponse(body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u.Redacted(), err)
+	}
+	return inputs, nil
+}
+
+// parseServiceResponse checks and decodes `{"inputs": [...]}`.
+func parseServiceResponse(body []byte) ([]map[string]any, error) {
+	var doc struct {
+		Inputs *[]json.RawMessage `json:"inputs"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf(`the response is not a JSON object {"inputs": [...]}: %w`, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("unexpected data after the JSON response")
+	}
+	if doc.Inputs == nil {
+		return nil, errors.New(`the response has no "inputs" list`)
+	}
+
+	out := make([]map[string]any, 0, len(*doc.Inputs))
+	seen := make(map[string]int, len(*doc.Inputs))
+	for i, raw := range *doc.Inputs {
+		v, err := decodeJSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("input %d: %w", i, err)
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("input %d is not a JSON object", i)
+		}
+		id, ok := m[IDKey].(string)
+		if !ok || id == "" {
+			return nil, fmt.Errorf("input %d has no %q: every input needs a non-empty string id", i, IDKey)
+		}
+		if j, dup := seen[id]; dup {
+			return nil, fmt.Errorf("inputs %d and %d have the same id %s: ids must be unique", j, i, strconv.Quote(id))
+		}
+		seen[id] = i
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// redact drops the password of a URL for messages; a URL that does not parse is not shown.
+func redact(url string) string {
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
