@@ -1,26 +1,70 @@
-// Command resourceset-controller is the Sluice resourceset-controller.
+// Command resourceset-controller renders ResourceSets (a matrix of inputs through templated
+// resources) and applies the result with server-side apply.
 package main
 
 import (
+	"context"
+	"os"
+
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/spf13/pflag"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+
+	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/controller"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/impersonation"
 )
 
-const controllerName = "resourceset-controller"
+const controllerName = controller.ControllerName
 
 func main() {
-	var opts bootstrap.Options
+	var (
+		opts             bootstrap.Options
+		applyConcurrency int
+	)
 	opts.BindFlags(pflag.CommandLine, true)
+	// Seed 001: unmet dependencies are checked again every five seconds.
+	requeue := pflag.Lookup("requeue-dependency")
+	requeue.DefValue = "5s"
+	bootstrap.Exit(requeue.Value.Set("5s"), "default of --requeue-dependency")
+	pflag.IntVar(&applyConcurrency, "apply-concurrency", 10, "The number of objects of one ResourceSet dry-run and applied at once.")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+	utilruntime.Must(rsv1.AddToScheme(scheme))
 
-	mgr, err := opts.NewManager(controllerName, scheme)
+	mgr, err := opts.NewManager(controllerName, scheme, &rsv1.ResourceSet{}, &rsv1.ResourceSetInputProvider{})
 	bootstrap.Exit(err, "creating manager")
+	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
+	bootstrap.Exit(err, "creating event recorder")
+	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), rsv1.Finalizer)
+
+	clients := &impersonation.Clients{
+		Config: mgr.GetConfig(), Scheme: scheme, Mapper: mgr.GetRESTMapper(),
+		DefaultServiceAccount: opts.DefaultServiceAccount, ControllerNamespace: os.Getenv(bootstrap.RuntimeNamespaceEnv),
+	}
+	rset := &controller.ResourceSetReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clients: clients,
+		ControllerName: controllerName, RequeueDependency: opts.RequeueDependency, Dependencies: dependency.NewCache(),
+		Metrics: &readiness, ApplyConcurrency: applyConcurrency,
+	}
+	bootstrap.Exit(rset.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ResourceSet controller")
+	provider := &controller.ResourceSetInputProviderReconciler{
+		Client: mgr.GetClient(), EventRecorder: recorder, ControllerName: controllerName, Metrics: &readiness,
+	}
+	bootstrap.Exit(provider.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()),
+		"setting up the ResourceSetInputProvider controller")
+
 	bootstrap.Run(mgr, controllerName)
 }

@@ -1,16 +1,14 @@
 package controller
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gates/gatestest"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -19,23 +17,7 @@ import (
 // setGate writes a Gate's Opened condition as the gating-controller does.
 func setGate(t *testing.T, ns, name string, opened bool) {
 	t.Helper()
-	g := NewWithT(t)
-	gate := gates.NewGate()
-	gate.SetNamespace(ns)
-	gate.SetName(name)
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(gate), gate); err != nil {
-		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
-		g.Expect(k8s.Create(context.Background(), gate)).To(Succeed())
-	}
-	status, reason := "False", "ReconciliationSucceeded"
-	if opened {
-		status = "True"
-	}
-	g.Expect(unstructured.SetNestedSlice(gate.Object, []any{map[string]any{
-		"type": gates.OpenedCondition, "status": status, "reason": reason, "message": "test",
-		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
-	}}, "status", "conditions")).To(Succeed())
-	g.Expect(k8s.Status().Update(context.Background(), gate)).To(Succeed())
+	gatestest.SetOpened(t, k8s, ns, name, opened)
 }
 
 // Seed 002 story 2: a closed change-freeze holds the source on its last artifact; opening it

@@ -1,0 +1,44 @@
+package builder
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
+)
+
+// ForResourceSet renders a ResourceSet with the exported inputs of its providers (one group per
+// provider): the objects the controller applies and `kubectl resourceset build` prints.
+//
+// A ResourceSet without inputs and without inputsFrom renders its resources once, with empty
+// inputs (plain resources need no matrix); one whose providers export nothing renders nothing,
+// so what it applied before is pruned.
+func ForResourceSet(rset *rsv1.ResourceSet, groups []inputs.Group) ([]*unstructured.Unstructured, error) {
+	inline, err := inputs.FromAPI(rset.Spec.Inputs)
+	if err != nil {
+		return nil, fmt.Errorf("spec.inputs: %w", err)
+	}
+	all := []map[string]any{{}}
+	if len(inline) > 0 || len(rset.Spec.InputsFrom) > 0 {
+		if all, err = inputs.Combine(rset.GetInputStrategy(), inline, groups, inputs.DefaultLimit); err != nil {
+			return nil, err
+		}
+	}
+	raws := make([][]byte, len(rset.Spec.Resources))
+	for i, r := range rset.Spec.Resources {
+		if r != nil {
+			raws[i] = r.Raw
+		}
+	}
+	t, err := Parse(raws, rset.Spec.ResourcesTemplate)
+	if err != nil {
+		return nil, err
+	}
+	var common *CommonMetadata
+	if cm := rset.Spec.CommonMetadata; cm != nil {
+		common = &CommonMetadata{Labels: cm.Labels, Annotations: cm.Annotations}
+	}
+	return t.Build(all, common)
+}

@@ -1,0 +1,217 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The seed's tenant RBAC example: a Namespace, a ServiceAccount and a RoleBinding per tenant,
+// applied in stages (the Namespaces first, so the namespaced objects can go in them).
+func TestResourceSetSeedTenantRBAC(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	key := createResourceSet(t, ns, `
+metadata:
+  name: tenants
+spec:
+  inputs:
+    - tenant: NAMESPACE-team1
+      role: admin
+    - tenant: NAMESPACE-team2
+      role: cluster-admin
+  resources:
+    - apiVersion: v1
+      kind: Namespace
+      metadata:
+        name: << inputs.tenant >>
+    - apiVersion: v1
+      kind: ServiceAccount
+      metadata:
+        name: flux
+        namespace: << inputs.tenant >>
+    - apiVersion: rbac.authorization.k8s.io/v1
+      kind: RoleBinding
+      metadata:
+        name: flux
+        namespace: << inputs.tenant >>
+      subjects:
+        - kind: ServiceAccount
+          name: flux
+          namespace: << inputs.tenant >>
+      roleRef:
+        kind: ClusterRole
+        name: << inputs.role >>
+        apiGroup: rbac.authorization.k8s.io
+`)
+	readyIn(t, key)
+	for tenant, role := range map[string]string{ns + "-team1": "admin", ns + "-team2": "cluster-admin"} {
+		g.Expect(getObject(g, "v1", "Namespace", "", tenant)).NotTo(BeNil())
+		g.Expect(getObject(g, "v1", "ServiceAccount", tenant, "flux")).NotTo(BeNil())
+		rb := &rbacv1.RoleBinding{}
+		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: tenant, Name: "flux"}, rb)).To(Succeed())
+		g.Expect(rb.RoleRef.Name).To(Equal(role))
+		g.Expect(rb.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: "flux", Namespace: tenant}))
+	}
+	g.Expect(inventoryIDs(g, key)).To(ContainElements("_"+ns+"-team1__Namespace@v1", ns+"-team1_flux__ServiceAccount@v1",
+		ns+"-team1_flux_rbac.authorization.k8s.io_RoleBinding@v1"))
+}
+
+// The seed's shared source: one OCIRepository for every tenant (deduplicated), a HelmRelease
+// each.
+func TestResourceSetSeedSharedSource(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	key := createResourceSet(t, ns, `
+metadata:
+  name: shared
+spec:
+  inputs:
+    - tenant: "team1"
+      replicas: "2"
+    - tenant: "team2"
+      replicas: "3"
+  resources:
+    - apiVersion: source.toolkit.fluxcd.io/v1beta2
+      kind: OCIRepository
+      metadata:
+        name: podinfo
+        namespace: NAMESPACE
+      spec:
+        interval: 10m
+        url: oci://ghcr.io/stefanprodan/charts/podinfo
+        ref:
+          semver: '*'
+    - apiVersion: helm.toolkit.fluxcd.io/v2
+      kind: HelmRelease
+      metadata:
+        name: podinfo-<< inputs.tenant >>
+        namespace: NAMESPACE
+      spec:
+        interval: 1h
+        releaseName: podinfo-<< inputs.tenant >>
+        chartRef:
+          kind: OCIRepository
+          name: podinfo
+        values:
+          replicaCount: << inputs.replicas | int >>
+`)
+	readyIn(t, key)
+	g.Expect(inventoryIDs(g, key)).To(ConsistOf(
+		ns+"_podinfo_source.toolkit.fluxcd.io_OCIRepository@v1beta2",
+		ns+"_podinfo-team1_helm.toolkit.fluxcd.io_HelmRelease@v2",
+		ns+"_podinfo-team2_helm.toolkit.fluxcd.io_HelmRelease@v2",
+	))
+	hr := getObject(g, "helm.toolkit.fluxcd.io/v2", "HelmRelease", ns, "podinfo-team2")
+	g.Expect(hr.Object["spec"]).To(HaveKeyWithValue("values", map[string]any{"replicaCount": int64(3)}))
+}
+
+// The seed's conditional exclusion: the ServiceAccount is generated for team1 only.
+func TestResourceSetSeedConditionalExclusion(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	key := createResourceSet(t, ns, `
+metadata:
+  name: exclusion
+spec:
+  inputs:
+    - tenant: "team1"
+    - tenant: "team2"
+  resources:
+    - apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: << inputs.tenant >>
+        namespace: NAMESPACE
+    - apiVersion: v1
+      kind: ServiceAccount
+      metadata:
+        name: flux-<< inputs.tenant >>
+        namespace: NAMESPACE
+        annotations:
+          fluxcd.controlplane.io/reconcile: << if eq inputs.tenant "team1" >>enabled<< else >>disabled<< end >>
+`)
+	readyIn(t, key)
+	g.Expect(getObject(g, "v1", "ServiceAccount", ns, "flux-team1")).NotTo(BeNil())
+	g.Expect(getObject(g, "v1", "ServiceAccount", ns, "flux-team2")).To(BeNil())
+	g.Expect(inventoryIDs(g, key)).To(HaveLen(3))
+}
+
+// The seed's resourcesTemplate with range and if: an OCIRepository per bundle and a
+// Kustomization per component, with decryption only where the bundle asks for it; and
+// spec.resources winning over resourcesTemplate for the same object.
+func TestResourceSetSeedResourcesTemplate(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	key := createResourceSet(t, ns, `
+metadata:
+  name: bundles
+spec:
+  inputs:
+    - bundle: addons
+      decryption: false
+      components:
+        - ingress-nginx
+        - cert-manager
+    - bundle: apps
+      decryption: true
+      components:
+        - frontend
+        - backend
+  resources:
+    - apiVersion: source.toolkit.fluxcd.io/v1beta2
+      kind: OCIRepository
+      metadata:
+        name: apps
+        namespace: NAMESPACE
+      spec:
+        interval: 5m
+        url: oci://registry.example.com/from-resources
+  resourcesTemplate: |
+    ---
+    apiVersion: source.toolkit.fluxcd.io/v1beta2
+    kind: OCIRepository
+    metadata:
+      name: << inputs.bundle >>
+      namespace: NAMESPACE
+    spec:
+      interval: 10m
+      url: oci://registry.example.com/<< inputs.bundle >>
+    <<- range $component := inputs.components >>
+    ---
+    apiVersion: kustomize.toolkit.fluxcd.io/v1
+    kind: Kustomization
+    metadata:
+      name: << $component >>
+      namespace: NAMESPACE
+    spec:
+      interval: 1h
+      prune: true
+      <<- if inputs.decryption >>
+      decryption:
+        provider: sops
+        secretRef:
+          name: << inputs.bundle >>-sops
+      <<- end >>
+      sourceRef:
+        kind: OCIRepository
+        name: << inputs.bundle >>
+      path: ./<< $component >>
+    <<- end >>
+`)
+	readyIn(t, key)
+	g.Expect(inventoryIDs(g, key)).To(HaveLen(6))
+	for _, c := range []string{"ingress-nginx", "cert-manager", "frontend", "backend"} {
+		k := getObject(g, "kustomize.toolkit.fluxcd.io/v1", "Kustomization", ns, c)
+		g.Expect(k).NotTo(BeNil(), c)
+		_, hasDecryption := k.Object["spec"].(map[string]any)["decryption"]
+		g.Expect(hasDecryption).To(Equal(c == "frontend" || c == "backend"), c)
+	}
+	apps := getObject(g, "source.toolkit.fluxcd.io/v1beta2", "OCIRepository", ns, "apps")
+	g.Expect(apps.Object["spec"]).To(HaveKeyWithValue("url", "oci://registry.example.com/from-resources"), "spec.resources wins")
+	addons := getObject(g, "source.toolkit.fluxcd.io/v1beta2", "OCIRepository", ns, "addons")
+	g.Expect(addons.Object["spec"]).To(HaveKeyWithValue("url", "oci://registry.example.com/addons"))
+}

@@ -1,0 +1,87 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
+)
+
+// collectInputs reads the providers of spec.inputsFrom. A provider that is missing, or has never
+// exported inputs, makes the ResourceSet wait with what it applied before; a provider that fails
+// keeps its last exported inputs, which are used. So an erroring provider never prunes, while a
+// healthy provider that exports nothing is an answer and prunes what its inputs generated.
+func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.ResourceSet) ([]inputs.Group, bool, error) {
+	providers, waitMsg, err := r.providersOf(ctx, obj)
+	if err != nil {
+		return nil, false, err
+	}
+	if waitMsg != "" {
+		r.waitingFor(ctx, obj, rsv1.DependencyNotReadyReason, waitMsg)
+		return nil, true, nil
+	}
+	groups, err := inputs.FromProviders(providers)
+	if err != nil {
+		return nil, false, r.failed(obj, rsv1.BuildFailedReason, err)
+	}
+	return groups, false, nil
+}
+
+// providersOf lists the providers selected by spec.inputsFrom, once each, in name order; waitMsg
+// says which one the ResourceSet waits for.
+func (r *ResourceSetReconciler) providersOf(ctx context.Context, obj *rsv1.ResourceSet) ([]rsv1.ResourceSetInputProvider, string, error) {
+	seen := map[string]rsv1.ResourceSetInputProvider{}
+	for _, ref := range obj.Spec.InputsFrom {
+		if ref.Name != "" {
+			p := rsv1.ResourceSetInputProvider{}
+			err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: ref.Name}, &p)
+			if client.IgnoreNotFound(err) != nil {
+				return nil, "", err
+			}
+			if err != nil {
+				return nil, fmt.Sprintf("input provider '%s/%s' not found", obj.Namespace, ref.Name), nil
+			}
+			seen[p.Name] = p
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(ref.Selector)
+		if err != nil {
+			return nil, "", r.failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(fmt.Errorf("inputsFrom selector: %w", err)))
+		}
+		list := &rsv1.ResourceSetInputProviderList{}
+		if err := r.List(ctx, list, client.InNamespace(obj.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return nil, "", err
+		}
+		for _, p := range list.Items {
+			seen[p.Name] = p
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	providers := make([]rsv1.ResourceSetInputProvider, 0, len(names))
+	for _, n := range names {
+		p := seen[n]
+		ready := conditions.Get(&p, meta.ReadyCondition)
+		switch {
+		case p.Status.LastExportedRevision != "":
+			// A failing provider keeps its last exported inputs: they are what it last knew.
+		case ready != nil && ready.Status == metav1.ConditionFalse:
+			return nil, fmt.Sprintf("input provider '%s/%s' is not ready: %s", p.Namespace, p.Name, ready.Message), nil
+		default:
+			return nil, fmt.Sprintf("input provider '%s/%s' has not exported inputs yet", p.Namespace, p.Name), nil
+		}
+		providers = append(providers, p)
+	}
+	return providers, "", nil
+}

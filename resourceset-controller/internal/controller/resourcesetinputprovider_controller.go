@@ -1,0 +1,323 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/jitter"
+	"github.com/fluxcd/pkg/runtime/patch"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kuberecorder "k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
+)
+
+// ResourceSetInputProviderReconciler exports the inputs of ResourceSetInputProviders: the default
+// values (Static), the tags of an OCI repository (OCIArtifactTag) or the answer of an HTTP service
+// (ExternalService), into status.exportedInputs, where the ResourceSets that use the provider read
+// them. A failure keeps the last exported inputs.
+type ResourceSetInputProviderReconciler struct {
+	client.Client
+	EventRecorder kuberecorder.EventRecorder
+	// ControllerName is the field owner of status patches.
+	ControllerName string
+	// Metrics records the gotk_reconcile_condition gauges; nil records none.
+	Metrics *runtimectrl.Metrics
+
+	// secrets reads the Secrets of secretRef and certSecretRef straight from the API server (set
+	// by SetupWithManager; the embedded Client when nil): no Secret cache, and a replaced Secret is
+	// used at the next reconcile.
+	secrets client.Reader
+}
+
+// +kubebuilder:rbac:groups=fluxcd.controlplane.io,resources=resourcesetinputproviders,verbs=get;list;watch
+// +kubebuilder:rbac:groups=fluxcd.controlplane.io,resources=resourcesetinputproviders/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+
+// Reconcile fetches and exports the inputs of one provider, then requeues it after its
+// reconcileEvery interval (jittered). Transient failures return the error (exponential backoff),
+// terminal ones stall the provider until its spec changes.
+func (r *ResourceSetInputProviderReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	start := time.Now()
+	obj := &rsv1.ResourceSetInputProvider{}
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// Paused: nothing is fetched or written, not even the reconcile request echo, so that a
+	// `flux reconcile`-style request visibly stays unhandled.
+	if obj.IsDisabled() {
+		log.FromContext(ctx).Info("reconciliation is disabled by the annotation " + rsv1.ReconcileAnnotation)
+		return ctrl.Result{}, nil
+	}
+	// The provider has no finalizer: a deleted provider has nothing to clean up.
+	if !obj.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+
+	wasReady := conditions.IsReady(obj)
+	patcher := patch.NewSerialPatcher(obj, r.Client)
+	defer func() {
+		retErr = finalizeStatus(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics)
+	}()
+
+	// A new spec: say so before a fetch that may take up to the timeout.
+	if obj.Generation != obj.Status.ObservedGeneration {
+		msg := "Reconciliation in progress"
+		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "%s", msg)
+		conditions.MarkReconciling(obj, meta.ProgressingReason, "%s", msg)
+		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions},
+			patch.WithFieldOwner(ControllerName)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	// The request is echoed with the outcome (by finalizeStatus), not before it.
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
+		obj.Status.SetLastHandledReconcileRequest(v)
+	}
+
+	if err := r.reconcileInputs(ctx, obj, wasReady, start); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+}
+
+// reconcileInputs fetches the inputs, gives them the default values and, on success only,
+// exports them with their revision: a failure leaves the last exported inputs in place for the
+// ResourceSets that use them.
+func (r *ResourceSetInputProviderReconciler) reconcileInputs(ctx context.Context, obj *rsv1.ResourceSetInputProvider,
+	wasReady bool, start time.Time) error {
+	timeout := obj.GetTimeout()
+	fctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	list, err := r.fetchInputs(fctx, obj)
+	if err != nil {
+		if errors.Is(fctx.Err(), context.DeadlineExceeded) && !errors.Is(err, reconcile.TerminalError(nil)) {
+			err = fmt.Errorf("timed out after %s: %w", timeout, err)
+		}
+		return r.failed(obj, err)
+	}
+	exported, err := inputs.ToAPI(list)
+	if err != nil {
+		return r.failed(obj, err)
+	}
+	revision := inputs.Revision(list)
+	changed := revision != obj.Status.LastExportedRevision
+	obj.Status.ExportedInputs = exported
+	obj.Status.LastExportedRevision = revision
+
+	if changed || !wasReady {
+		noun := "inputs"
+		if len(list) == 1 {
+			noun = "input"
+		}
+		// The revision is in the message too: events of equal messages are folded into one.
+		msg := fmt.Sprintf("exported %d %s with revision %s", len(list), noun, revision)
+		r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": revision}, corev1.EventTypeNormal,
+			rsv1.ReconciliationSucceededReason, "%s", msg)
+		if changed {
+			log.FromContext(ctx).Info(fmt.Sprintf("exported %d %s", len(list), noun), "revision", revision)
+		}
+	}
+	conditions.MarkTrue(obj, meta.ReadyCondition, rsv1.ReconciliationSucceededReason,
+		"Reconciliation finished in %s", fmtDuration(time.Since(start)))
+	return nil
+}
+
+// failed records a failure as Ready=False (ReconciliationFailed) and a Warning event, and returns
+// err: terminal errors (inputs.IsTerminal: a filter or URL that does not parse) become a
+// reconcile.TerminalError, which finalizeStatus turns into Stalled.
+func (r *ResourceSetInputProviderReconciler) failed(obj *rsv1.ResourceSetInputProvider, err error) error {
+	if inputs.IsTerminal(err) && !errors.Is(err, reconcile.TerminalError(nil)) {
+		err = reconcile.TerminalError(err)
+	}
+	msg := userMessage(err)
+	conditions.MarkFalse(obj, meta.ReadyCondition, rsv1.ReconciliationFailedReason, "%s", msg)
+	r.EventRecorder.Event(obj, corev1.EventTypeWarning, rsv1.ReconciliationFailedReason, msg)
+	return err
+}
+
+// fetchInputs returns the inputs of the provider's type, with spec.defaultValues merged into each
+// (the input's own keys win).
+func (r *ResourceSetInputProviderReconciler) fetchInputs(ctx context.Context, obj *rsv1.ResourceSetInputProvider) ([]map[string]any, error) {
+	defaults := map[string]any{}
+	if len(obj.Spec.DefaultValues) > 0 {
+		decoded, err := inputs.FromAPI([]rsv1.ResourceSetInput{obj.Spec.DefaultValues})
+		if err != nil {
+			return nil, reconcile.TerminalError(fmt.Errorf("spec.defaultValues: %w", err))
+		}
+		defaults = decoded[0]
+	}
+
+	var list []map[string]any
+	var err error
+	switch obj.Spec.Type {
+	case rsv1.InputProviderStatic:
+		return inputs.Static(defaults), nil
+	case rsv1.InputProviderOCIArtifactTag:
+		list, err = r.ociArtifactTags(ctx, obj)
+	case rsv1.InputProviderExternalService:
+		list, err = r.externalService(ctx, obj)
+	default:
+		return nil, reconcile.TerminalError(fmt.Errorf("unknown provider type %q: use %s, %s or %s", obj.Spec.Type,
+			rsv1.InputProviderStatic, rsv1.InputProviderOCIArtifactTag, rsv1.InputProviderExternalService))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(defaults) > 0 {
+		list = inputs.WithDefaults(list, defaults)
+	}
+	return list, nil
+}
+
+// ociArtifactTags lists the tags of spec.url with the credentials of spec.secretRef (a
+// dockerconfigjson Secret) and the CA of spec.certSecretRef.
+func (r *ResourceSetInputProviderReconciler) ociArtifactTags(ctx context.Context, obj *rsv1.ResourceSetInputProvider) ([]map[string]any, error) {
+	var opts []remote.Option
+	if obj.Spec.SecretRef != nil {
+		auth, err := r.registryAuth(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, remote.WithAuth(auth))
+	}
+	if obj.Spec.CertSecretRef != nil {
+		caPEM, err := r.caPEM(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		// For a registry, plain HTTP is decided by the reference (spec.insecure becomes
+		// name.Insecure in inputs.OCIArtifactTags), so the transport does not refuse it here.
+		httpClient, err := inputs.HTTPClient(caPEM, true, 0)
+		if err != nil {
+			return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, obj.Spec.CertSecretRef.Name, err)
+		}
+		opts = append(opts, remote.WithTransport(httpClient.Transport))
+	}
+	f := inputs.Filter{Limit: obj.GetLimit()}
+	if obj.Spec.Filter != nil {
+		f.SemVer, f.IncludeTag, f.ExcludeTag = obj.Spec.Filter.SemVer, obj.Spec.Filter.IncludeTag, obj.Spec.Filter.ExcludeTag
+	}
+	return inputs.OCIArtifactTags(ctx, obj.Spec.URL, f, obj.Spec.Insecure, opts...)
+}
+
+// registryAuth is the entry of spec.secretRef's `.dockerconfigjson` for the host of spec.url.
+func (r *ResourceSetInputProviderReconciler) registryAuth(ctx context.Context, obj *rsv1.ResourceSetInputProvider) (authn.Authenticator, error) {
+	name := obj.Spec.SecretRef.Name
+	data, err := r.secretData(ctx, obj.Namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := data[corev1.DockerConfigJsonKey]
+	if !ok {
+		return nil, fmt.Errorf("secret '%s/%s' has no '%s': it must be a %s Secret",
+			obj.Namespace, name, corev1.DockerConfigJsonKey, corev1.SecretTypeDockerConfigJson)
+	}
+	var cfg struct {
+		Auths map[string]authn.AuthConfig `json:"auths"`
+	}
+	// The decoder's error is not quoted: it may show a piece of the credentials.
+	if json.Unmarshal(raw, &cfg) != nil {
+		return nil, fmt.Errorf("secret '%s/%s': '%s' is not a Docker config JSON", obj.Namespace, name, corev1.DockerConfigJsonKey)
+	}
+	host, _, _ := strings.Cut(strings.TrimPrefix(obj.Spec.URL, inputs.OCIPrefix), "/")
+	for key, auth := range cfg.Auths {
+		if dockerConfigHost(key) == host {
+			return authn.FromConfig(auth), nil
+		}
+	}
+	return nil, fmt.Errorf("secret '%s/%s' has no credentials for '%s'", obj.Namespace, name, host)
+}
+
+// dockerConfigHost is the host of a Docker config `auths` key, which may be written as a host
+// ("ghcr.io") or a URL ("https://ghcr.io/v2/").
+func dockerConfigHost(key string) string {
+	key = strings.TrimPrefix(strings.TrimPrefix(key, "https://"), "http://")
+	host, _, _ := strings.Cut(key, "/")
+	return host
+}
+
+// externalService GETs spec.url with the token or basic credentials of spec.secretRef and the CA
+// of spec.certSecretRef (http:// only with spec.insecure), and keeps the first spec.filter.limit
+// inputs of the answer when a filter is given.
+func (r *ResourceSetInputProviderReconciler) externalService(ctx context.Context, obj *rsv1.ResourceSetInputProvider) ([]map[string]any, error) {
+	var auth inputs.Auth
+	if ref := obj.Spec.SecretRef; ref != nil {
+		data, err := r.secretData(ctx, obj.Namespace, ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		auth = inputs.Auth{Token: string(data["token"]), Username: string(data["username"]), Password: string(data["password"])}
+		if auth.Token == "" && auth.Username == "" {
+			return nil, fmt.Errorf("secret '%s/%s' has neither 'token' nor 'username' and 'password'", obj.Namespace, ref.Name)
+		}
+	}
+	var caPEM []byte
+	if obj.Spec.CertSecretRef != nil {
+		var err error
+		if caPEM, err = r.caPEM(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	httpClient, err := inputs.HTTPClient(caPEM, obj.Spec.Insecure, 0)
+	if err != nil {
+		return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, obj.Spec.CertSecretRef.Name, err)
+	}
+	list, err := inputs.ExternalService(ctx, obj.Spec.URL, httpClient, auth, inputs.DefaultMaxResponseBytes)
+	if err != nil {
+		return nil, err
+	}
+	// With a spec.filter, its limit keeps the first inputs of the answer; without one the whole
+	// answer is exported (it is bounded by its size).
+	if f := obj.Spec.Filter; f != nil && f.Limit > 0 && len(list) > f.Limit {
+		list = list[:f.Limit]
+	}
+	return list, nil
+}
+
+// caPEM is the `ca.crt` of spec.certSecretRef.
+func (r *ResourceSetInputProviderReconciler) caPEM(ctx context.Context, obj *rsv1.ResourceSetInputProvider) ([]byte, error) {
+	name := obj.Spec.CertSecretRef.Name
+	data, err := r.secretData(ctx, obj.Namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	ca, ok := data["ca.crt"]
+	if !ok || len(ca) == 0 {
+		return nil, fmt.Errorf("secret '%s/%s' has no 'ca.crt'", obj.Namespace, name)
+	}
+	return ca, nil
+}
+
+// secretData reads a Secret of the provider's namespace. A missing Secret is an ordinary failure
+// (retried with backoff): it may be created after the provider.
+func (r *ResourceSetInputProviderReconciler) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
+	reader := r.secrets
+	if reader == nil {
+		reader = r.Client
+	}
+	secret := &corev1.Secret{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("secret '%s/%s' not found", namespace, name)
+		}
+		return nil, fmt.Errorf("reading secret '%s/%s': %w", namespace, name, err)
+	}
+	return secret.Data, nil
+}

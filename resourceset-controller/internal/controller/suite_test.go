@@ -1,0 +1,164 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/metrics"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/sluice-gitops/sluice/shared/testenv"
+
+	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/impersonation"
+)
+
+// controllerNamespace is the namespace the controller runs in: the --default-service-account
+// lockdown exempts it.
+const (
+	controllerNamespace = "sluice-system"
+	timeout             = 30 * time.Second
+)
+
+var (
+	env *testenv.Env
+	k8s client.Client
+	// clients is the reconcilers' per-account client cache.
+	clients *impersonation.Clients
+	// logs holds what the reconcilers logged, as JSON lines.
+	logs = &testenv.LogBuffer{}
+)
+
+func TestMain(m *testing.M) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = apiextensionsv1.AddToScheme(scheme)
+	_ = rsv1.AddToScheme(scheme)
+	var err error
+	env, err = testenv.Start(testenv.Options{Scheme: scheme, ExtraCRDPaths: []string{filepath.Join("testdata", "crds")}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	k8s = env.Client
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(false)))
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := startManager(ctx, scheme); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cancel()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func startManager(ctx context.Context, scheme *runtime.Scheme) error {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: controllerNamespace}}); err != nil {
+		return err
+	}
+	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", ControllerName)
+	if err != nil {
+		return err
+	}
+	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), rsv1.Finalizer)
+	clients = &impersonation.Clients{Config: mgr.GetConfig(), Scheme: scheme, Mapper: mgr.GetRESTMapper(),
+		DefaultServiceAccount: "tenant", ControllerNamespace: controllerNamespace}
+	opts := controller.Options{MaxConcurrentReconciles: 4}
+	rset := &ResourceSetReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clients: clients,
+		ControllerName: ControllerName, RequeueDependency: time.Second, Dependencies: dependency.NewCache(),
+		Metrics: &readiness, ApplyConcurrency: 4,
+	}
+	if err := rset.SetupWithManager(ctx, mgr, opts); err != nil {
+		return err
+	}
+	provider := &ResourceSetInputProviderReconciler{
+		Client: mgr.GetClient(), EventRecorder: recorder, ControllerName: ControllerName, Metrics: &readiness,
+	}
+	if err := provider.SetupWithManager(ctx, mgr, opts); err != nil {
+		return err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return nil
+}
+
+var nsCount atomic.Int64
+
+// newNamespace creates a namespace for one test, with the ServiceAccount "tenant" bound to
+// cluster-admin: the suite runs with --default-service-account=tenant, so ResourceSets outside
+// controllerNamespace are applied through impersonation, as in a locked-down cluster.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := newBareNamespace(t)
+	g := NewWithT(t)
+	g.Expect(k8s.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}})).To(Succeed())
+	g.Expect(k8s.Create(context.Background(), &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-tenant"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "tenant"}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
+	})).To(Succeed())
+	return ns
+}
+
+// newBareNamespace creates a namespace without the "tenant" account: its ResourceSets act as an
+// account the test sets up itself.
+func newBareNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("rset-%d", nsCount.Add(1))}}
+	NewWithT(t).Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	return ns.Name
+}
+
+var pokes atomic.Int64
+
+// annotate merges annotations into an object, as `kubectl annotate --overwrite` does; an empty
+// value removes the annotation.
+func annotate(t *testing.T, obj client.Object, kv ...string) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			delete(ann, kv[i])
+		} else {
+			ann[kv[i]] = kv[i+1]
+		}
+	}
+	obj.SetAnnotations(ann)
+	g.Expect(k8s.Patch(context.Background(), obj, patch)).To(Succeed())
+}
+
+// poke asks for a reconcile now (reconcile.fluxcd.io/requestedAt), as `flux reconcile` does.
+func poke(t *testing.T, obj client.Object) {
+	t.Helper()
+	annotate(t, obj, "reconcile.fluxcd.io/requestedAt", fmt.Sprintf("poke-%d", pokes.Add(1)))
+}
