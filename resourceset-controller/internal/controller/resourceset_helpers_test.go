@@ -19,7 +19,7 @@ import (
 
 // createResourceSet creates a ResourceSet from YAML as a user writes it, in namespace ns
 // ("NAMESPACE" in the text is replaced by ns, so templates can name it).
-func createResourceSet(t *testing.T, ns, manifest string) client.ObjectKey {
+func createResourceSet(t testing.TB, ns, manifest string) client.ObjectKey {
 	t.Helper()
 	g := NewWithT(t)
 	obj := &rsv1.ResourceSet{}

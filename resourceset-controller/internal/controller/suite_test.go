@@ -3,8 +3,10 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -44,6 +47,8 @@ var (
 	k8s client.Client
 	// clients is the reconcilers' per-account client cache.
 	clients *impersonation.Clients
+	// apiCalls counts the requests of the account clients.
+	apiCalls = &requestCounter{}
 	// logs holds what the reconcilers logged, as JSON lines.
 	logs = &testenv.LogBuffer{}
 )
@@ -85,7 +90,12 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 		return err
 	}
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), rsv1.Finalizer)
-	clients = &impersonation.Clients{Config: mgr.GetConfig(), Scheme: scheme, Mapper: mgr.GetRESTMapper(),
+	// The account clients count their API requests (the benchmarks report them) and have the
+	// controller's default rate limits (--kube-api-qps=50, --kube-api-burst=300).
+	applyConfig := rest.CopyConfig(mgr.GetConfig())
+	applyConfig.QPS, applyConfig.Burst = 50, 300
+	applyConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper { return apiCalls.wrap(rt) })
+	clients = &impersonation.Clients{Config: applyConfig, Scheme: scheme, Mapper: mgr.GetRESTMapper(),
 		DefaultServiceAccount: "tenant", ControllerNamespace: controllerNamespace}
 	opts := controller.Options{MaxConcurrentReconciles: 4}
 	rset := &ResourceSetReconciler{
@@ -111,7 +121,7 @@ var nsCount atomic.Int64
 // newNamespace creates a namespace for one test, with the ServiceAccount "tenant" bound to
 // cluster-admin: the suite runs with --default-service-account=tenant, so ResourceSets outside
 // controllerNamespace are applied through impersonation, as in a locked-down cluster.
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	ns := newBareNamespace(t)
 	g := NewWithT(t)
@@ -126,7 +136,7 @@ func newNamespace(t *testing.T) string {
 
 // newBareNamespace creates a namespace without the "tenant" account: its ResourceSets act as an
 // account the test sets up itself.
-func newBareNamespace(t *testing.T) string {
+func newBareNamespace(t testing.TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("rset-%d", nsCount.Add(1))}}
 	NewWithT(t).Expect(k8s.Create(context.Background(), ns)).To(Succeed())
@@ -137,7 +147,7 @@ var pokes atomic.Int64
 
 // annotate merges annotations into an object, as `kubectl annotate --overwrite` does; an empty
 // value removes the annotation.
-func annotate(t *testing.T, obj client.Object, kv ...string) {
+func annotate(t testing.TB, obj client.Object, kv ...string) {
 	t.Helper()
 	g := NewWithT(t)
 	g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
@@ -162,3 +172,34 @@ func poke(t *testing.T, obj client.Object) {
 	t.Helper()
 	annotate(t, obj, "reconcile.fluxcd.io/requestedAt", fmt.Sprintf("poke-%d", pokes.Add(1)))
 }
+
+// requestCounter counts HTTP requests by method.
+type requestCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		c.mu.Lock()
+		if c.counts == nil {
+			c.counts = map[string]int{}
+		}
+		c.counts[req.Method]++
+		c.mu.Unlock()
+		return rt.RoundTrip(req)
+	})
+}
+
+// reset returns the counts so far and starts again.
+func (c *requestCounter) reset() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.counts
+	c.counts = map[string]int{}
+	return out
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
