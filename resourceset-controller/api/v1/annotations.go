@@ -18,7 +18,7 @@ const (
 	// duration (default 5m).
 	ReconcileTimeoutAnnotation = "fluxcd.controlplane.io/reconcileTimeout"
 	// ForceAnnotation set to `enabled` on a generated object recreates it when an immutable field
-	// changes.
+	// changes; on the ResourceSet, it does so for every generated object.
 	ForceAnnotation = "fluxcd.controlplane.io/force"
 	// PruneAnnotation set to `disabled` on a generated object keeps it when it leaves the set.
 	PruneAnnotation = "fluxcd.controlplane.io/prune"

@@ -11,9 +11,11 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/impersonation"
@@ -56,9 +58,15 @@ func (r *ResourceSetReconciler) reconcileObjects(ctx context.Context, obj *rsv1.
 		return err
 	}
 	rm := r.resourceManager(cl)
+	r.defaultNamespaces(objects, obj.Namespace)
 	rm.SetOwnerLabels(objects, obj.Name, obj.Namespace)
+	key := client.ObjectKeyFromObject(obj)
+	owner := rm.GetOwnerLabels(obj.Name, obj.Namespace)
 	opts := ssa.DefaultApplyOptions()
+	// force: enabled on the ResourceSet recreates any object with an immutable change; on a
+	// generated object, that object only.
 	opts.Force = obj.GetAnnotations()[rsv1.ForceAnnotation] == rsv1.EnabledValue
+	opts.ForceSelector = map[string]string{rsv1.ForceAnnotation: rsv1.EnabledValue}
 	opts.WaitTimeout = obj.GetTimeout()
 	// An object annotated in the cluster with reconcile: disabled is left as it is.
 	opts.ExclusionSelector = map[string]string{rsv1.ReconcileAnnotation: rsv1.DisabledValue}
@@ -72,12 +80,28 @@ func (r *ResourceSetReconciler) reconcileObjects(ctx context.Context, obj *rsv1.
 		},
 		Exclusions: map[string]string{rsv1.ReconcileAnnotation: rsv1.DisabledValue},
 	}
-	cs, err := rm.ApplyAllStaged(ctx, objects, opts)
-	if err != nil {
-		// What was applied before the failure joins the inventory, so it is never orphaned.
-		obj.Status.Inventory = mergeInventory(obj.Status.Inventory, newInventory(cs))
-		return r.failed(obj, rsv1.ReconciliationFailedReason, err)
+	// Objects unchanged on both sides since the last apply skip the dry-run.
+	state := r.applied.get(key)
+	var live map[string]string
+	if state != nil {
+		if live, err = liveVersions(ctx, cl, objects, owner); err != nil {
+			log.FromContext(ctx).V(1).Info("listing the applied objects failed, dry-running them all", "error", err.Error())
+			live = nil
+		}
 	}
+	unchanged, toApply := unchangedSince(state, live, objects)
+	cs := ssa.NewChangeSet()
+	if len(toApply) > 0 {
+		applied, err := rm.ApplyAllStaged(ctx, toApply, opts)
+		cs.Append(applied.Entries)
+		if err != nil {
+			r.applied.delete(key)
+			// What was applied before the failure joins the inventory, so it is never orphaned.
+			obj.Status.Inventory = mergeInventory(obj.Status.Inventory, newInventory(cs))
+			return r.failed(obj, rsv1.ReconciliationFailedReason, err)
+		}
+	}
+	cs.Append(unchanged)
 	inventory := newInventory(cs)
 	stale, err := staleObjects(obj.Status.Inventory, inventory)
 	if err != nil {
@@ -93,6 +117,16 @@ func (r *ResourceSetReconciler) reconcileObjects(ctx context.Context, obj *rsv1.
 	}
 	obj.Status.Inventory = inventory
 	obj.Status.LastAppliedRevision = revision
+	if len(toApply) > 0 {
+		if live, err = liveVersions(ctx, cl, objects, owner); err != nil {
+			live = nil
+		}
+	}
+	if live != nil {
+		r.applied.set(key, newAppliedState(revision, objects, live))
+	} else {
+		r.applied.delete(key)
+	}
 	if list := changes(cs); list != "" {
 		r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": revision}, corev1.EventTypeNormal, rsv1.ApplySucceededReason, "%s", list)
 		changed = true
@@ -112,6 +146,21 @@ func (r *ResourceSetReconciler) reconcileObjects(ctx context.Context, obj *rsv1.
 	}
 	conditions.MarkTrue(obj, meta.ReadyCondition, rsv1.ReconciliationSucceededReason, "%s", msg)
 	return nil
+}
+
+// defaultNamespaces puts namespaced objects without a namespace in the ResourceSet's, as
+// `kubectl apply -n` would; a kind the cluster does not know yet is left for the apply to report.
+func (r *ResourceSetReconciler) defaultNamespaces(objects []*unstructured.Unstructured, namespace string) {
+	for _, o := range objects {
+		if o.GetNamespace() != "" {
+			continue
+		}
+		gvk := o.GroupVersionKind()
+		m, err := r.Clients.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err == nil && m.Scope.Name() == apimeta.RESTScopeNameNamespace {
+			o.SetNamespace(namespace)
+		}
+	}
 }
 
 // changes lists the objects created, configured or deleted, one per line

@@ -12,6 +12,8 @@ import (
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +47,8 @@ type ResourceSetReconciler struct {
 	Metrics *runtimectrl.Metrics
 	// ApplyConcurrency is the number of objects dry-run and applied at once.
 	ApplyConcurrency int
+
+	applied appliedCache
 }
 
 // +kubebuilder:rbac:groups=fluxcd.controlplane.io,resources=resourcesets,verbs=get;list;watch;update;patch
@@ -57,6 +61,9 @@ func (r *ResourceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	start := time.Now()
 	obj := &rsv1.ResourceSet{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.applied.delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
@@ -76,14 +83,29 @@ func (r *ResourceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	controllerutil.AddFinalizer(obj, rsv1.Finalizer)
 	interval := jitter.JitteredIntervalDuration(obj.GetInterval())
+	var prior *metav1.Condition
+	if c := conditions.Get(obj, meta.ReadyCondition); c != nil {
+		prior = c.DeepCopy()
+	}
+	if obj.Generation != obj.Status.ObservedGeneration {
+		// A new spec: say so at once (kstatus readers wait on it), as the seed describes.
+		conditions.MarkReconciling(obj, meta.ProgressingReason, "Reconciliation in progress")
+		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "Reconciliation in progress")
+		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(ControllerName)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	// The timeout (reconcileTimeout) bounds the steps, not the status patch of the defer.
 	sctx, cancel := context.WithTimeout(ctx, obj.GetTimeout())
 	defer cancel()
-	return r.reconcile(sctx, obj, start, interval)
+	return r.reconcile(sctx, obj, start, interval, prior)
 }
 
 // reconcile runs the steps: gates, inputs, dependencies, build, apply, prune, health checks.
-func (r *ResourceSetReconciler) reconcile(ctx context.Context, obj *rsv1.ResourceSet, start time.Time, interval time.Duration) (ctrl.Result, error) {
+// prior is the Ready condition before this reconcile, restored when closed gates hold a new
+// build back (what was applied is still what Ready described).
+func (r *ResourceSetReconciler) reconcile(ctx context.Context, obj *rsv1.ResourceSet, start time.Time, interval time.Duration,
+	prior *metav1.Condition) (ctrl.Result, error) {
 	open, err := r.reconcileGates(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -104,9 +126,18 @@ func (r *ResourceSetReconciler) reconcile(ctx context.Context, obj *rsv1.Resourc
 		return ctrl.Result{}, r.failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
 	}
 	if !open && revision != obj.Status.LastAppliedRevision {
-		// Closed gates hold what is new; the applied state is still corrected while the build
-		// is the one last applied (a closed gate never stops drift correction).
-		return ctrl.Result{RequeueAfter: interval}, nil
+		// Closed gates hold what is new, not the correction of drift: the last applied objects
+		// are applied again. They are known in memory only: after a restart nothing is applied
+		// until the gates open.
+		state := r.applied.get(client.ObjectKeyFromObject(obj))
+		if state == nil || state.revision != obj.Status.LastAppliedRevision {
+			log.FromContext(ctx).Info("gates closed: the new build waits, the last applied objects are not known since the controller started")
+			if prior != nil {
+				conditions.Set(obj, prior)
+			}
+			return ctrl.Result{RequeueAfter: interval}, nil
+		}
+		objects, revision = state.objects, state.revision
 	}
 	if err := r.reconcileObjects(ctx, obj, objects, revision, start); err != nil {
 		return ctrl.Result{}, err

@@ -10,7 +10,7 @@ import (
 )
 
 // A manual edit of a generated object is drift: the next reconcile puts it back and the
-// ApplySucceeded event says the object was configured. An immutable field change fails with
+// ApplySucceeded event says the object was configured; a deleted object is created again. An immutable field change fails with
 // the API server's message until fluxcd.controlplane.io/force recreates the object.
 func TestResourceSetCorrectsDriftAndForces(t *testing.T) {
 	g := NewWithT(t)
@@ -44,6 +44,12 @@ spec:
 	g.Eventually(func(g Gomega) any { return getObject(g, "v1", "ConfigMap", ns, "settings").Object["data"] }, timeout).Should(
 		HaveKeyWithValue("mode", "strict"))
 	g.Eventually(eventsOf(key), timeout).Should(ContainElement("Normal ApplySucceeded: ConfigMap/" + ns + "/settings configured"))
+
+	// Deleted by hand: created again.
+	g.Expect(k8s.Delete(t.Context(), getObject(g, "v1", "ConfigMap", ns, "settings"))).To(Succeed())
+	poke(t, &rsv1.ResourceSet{ObjectMeta: metaOf(key)})
+	g.Eventually(func(g Gomega) any { return getObject(g, "v1", "ConfigMap", ns, "settings") }, timeout).ShouldNot(BeNil())
+	g.Eventually(eventsOf(key), timeout).Should(ContainElement("Normal ApplySucceeded: ConfigMap/" + ns + "/settings created"))
 
 	updateResourceSet(t, key, func(rs *rsv1.ResourceSet) { rs.Spec.Inputs[0]["value"].Raw = []byte(`"2"`) })
 	g.Eventually(rsetCondition(key, meta.ReadyCondition), timeout).Should(And(

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -111,6 +112,7 @@ func (r *ResourceSetReconciler) reconcileDelete(ctx context.Context, obj *rsv1.R
 			}
 		}
 	}
+	r.applied.delete(client.ObjectKeyFromObject(obj))
 	controllerutil.RemoveFinalizer(obj, rsv1.Finalizer)
 	return nil
 }

@@ -112,3 +112,22 @@ spec:
 func metaOf(key client.ObjectKey) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}
 }
+
+// A namespaced object without metadata.namespace goes in the ResourceSet's namespace.
+func TestResourceSetDefaultsNamespaces(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	key := createResourceSet(t, ns, `
+metadata:
+  name: app
+spec:
+  resources:
+    - apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: settings
+`)
+	readyIn(t, key)
+	g.Expect(getObject(g, "v1", "ConfigMap", ns, "settings")).NotTo(BeNil())
+	g.Expect(inventoryIDs(g, key)).To(ConsistOf(ns + "_settings__ConfigMap@v1"))
+}

@@ -1,0 +1,157 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// appliedState is what the controller remembers of its last successful apply of a ResourceSet:
+// the objects as applied, and for each its content digest and the resourceVersion the API
+// server gave it. An object whose desired content and live resourceVersion are both unchanged
+// needs no dry-run: nothing, and nobody, changed it. This turns a no-op reconcile of N objects
+// from N dry-run requests into one metadata LIST per kind and namespace. The state lives in
+// memory: after a restart the first reconcile dry-runs everything, as Flux does every time.
+type appliedState struct {
+	revision string
+	objects  []*unstructured.Unstructured
+	versions map[string]appliedVersion // by inventory id
+}
+
+type appliedVersion struct {
+	digest          [sha256.Size]byte
+	resourceVersion string
+}
+
+// appliedCache holds the appliedState of every ResourceSet, by namespace/name.
+type appliedCache struct {
+	mu    sync.Mutex
+	byKey map[types.NamespacedName]*appliedState
+}
+
+func (c *appliedCache) get(key types.NamespacedName) *appliedState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byKey[key]
+}
+
+func (c *appliedCache) set(key types.NamespacedName, s *appliedState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byKey == nil {
+		c.byKey = map[types.NamespacedName]*appliedState{}
+	}
+	c.byKey[key] = s
+}
+
+func (c *appliedCache) delete(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.byKey, key)
+}
+
+// objectID is the inventory id of an object.
+func objectID(o *unstructured.Unstructured) string {
+	return object.UnstructuredToObjMetadata(o).String()
+}
+
+func digestOf(o *unstructured.Unstructured) ([sha256.Size]byte, error) {
+	b, err := json.Marshal(o.Object)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return sha256.Sum256(b), nil
+}
+
+// unchangedSince splits objects into those known unchanged since the last apply (returned as
+// change set entries, action unchanged) and those to apply. Without a state, or when the live
+// versions cannot be listed (e.g. the account may not list), everything is applied.
+func unchangedSince(state *appliedState, live map[string]string, objects []*unstructured.Unstructured) ([]ssa.ChangeSetEntry, []*unstructured.Unstructured) {
+	if state == nil || live == nil {
+		return nil, objects
+	}
+	var unchanged []ssa.ChangeSetEntry
+	var apply []*unstructured.Unstructured
+	for _, o := range objects {
+		id := objectID(o)
+		v, known := state.versions[id]
+		d, err := digestOf(o)
+		if !known || err != nil || d != v.digest || v.resourceVersion == "" || live[id] != v.resourceVersion {
+			apply = append(apply, o)
+			continue
+		}
+		unchanged = append(unchanged, ssa.ChangeSetEntry{
+			ObjMetadata:  object.UnstructuredToObjMetadata(o),
+			GroupVersion: o.GroupVersionKind().GroupVersion().String(),
+			Subject:      o.GetKind() + "/" + joinNamespaceName(o.GetNamespace(), o.GetName()),
+			Action:       ssa.UnchangedAction,
+		})
+	}
+	return unchanged, apply
+}
+
+func joinNamespaceName(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// liveVersions lists, with one metadata-only LIST per kind and namespace (paginated), the
+// resourceVersions of the objects labelled as the ResourceSet's, by inventory id.
+func liveVersions(ctx context.Context, c client.Client, objects []*unstructured.Unstructured, owner map[string]string) (map[string]string, error) {
+	type group struct {
+		gvk schema.GroupVersionKind
+		ns  string
+	}
+	groups := map[group]bool{}
+	for _, o := range objects {
+		groups[group{o.GroupVersionKind(), o.GetNamespace()}] = true
+	}
+	live := map[string]string{}
+	for g := range groups {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(g.gvk.GroupVersion().WithKind(g.gvk.Kind + "List"))
+		opts := []client.ListOption{client.MatchingLabels(owner), client.Limit(500)}
+		if g.ns != "" {
+			opts = append(opts, client.InNamespace(g.ns))
+		}
+		for {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return nil, err
+			}
+			for _, item := range list.Items {
+				id := object.ObjMetadata{Namespace: item.Namespace, Name: item.Name, GroupKind: g.gvk.GroupKind()}.String()
+				live[id] = item.ResourceVersion
+			}
+			if list.Continue == "" {
+				break
+			}
+			opts = append(opts, client.Continue(list.Continue))
+		}
+	}
+	return live, nil
+}
+
+// newAppliedState records the objects just applied with their live resourceVersions.
+func newAppliedState(revision string, objects []*unstructured.Unstructured, live map[string]string) *appliedState {
+	s := &appliedState{revision: revision, objects: objects, versions: make(map[string]appliedVersion, len(objects))}
+	for _, o := range objects {
+		d, err := digestOf(o)
+		if err != nil {
+			continue
+		}
+		id := objectID(o)
+		s.versions[id] = appliedVersion{digest: d, resourceVersion: live[id]}
+	}
+	return s
+}
