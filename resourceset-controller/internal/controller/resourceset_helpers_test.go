@@ -46,7 +46,7 @@ func updateResourceSet(t *testing.T, key client.ObjectKey, change func(*rsv1.Res
 }
 
 // rsetCondition is "status|reason|message" of a condition once the status reflects the spec
-// (observedGeneration) and the last reconcile request.
+// (observedGeneration, of the status and of the condition) and the last reconcile request.
 func rsetCondition(key client.ObjectKey, condType string) func(g Gomega) string {
 	return func(g Gomega) string {
 		obj := getResourceSet(g, key)
@@ -59,6 +59,9 @@ func rsetCondition(key client.ObjectKey, condType string) func(g Gomega) string 
 			return "not observed yet"
 		}
 		if c := conditions.Get(obj, condType); c != nil {
+			if c.ObservedGeneration != obj.Generation {
+				return "not observed yet" // a condition of the previous spec
+			}
 			return string(c.Status) + "|" + c.Reason + "|" + c.Message
 		}
 		return ""
