@@ -104,34 +104,17 @@ func setClock(s string) time.Time {
 	return t
 }
 
-var pokes atomic.Int64
-
 // annotate merges annotations into an object, as `kubectl annotate --overwrite` does; an empty
 // value removes the annotation.
 func annotate(t *testing.T, obj client.Object, kv ...string) {
 	t.Helper()
-	g := NewWithT(t)
-	g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	ann := obj.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			delete(ann, kv[i])
-		} else {
-			ann[kv[i]] = kv[i+1]
-		}
-	}
-	obj.SetAnnotations(ann)
-	g.Expect(k8s.Patch(context.Background(), obj, patch)).To(Succeed())
+	testenv.Annotate(t, k8s, obj, kv...)
 }
 
-// poke asks for a reconcile (reconcile.fluxcd.io/requestedAt), after the clock moved.
+// poke asks for a reconcile now (reconcile.fluxcd.io/requestedAt), as `flux reconcile` does.
 func poke(t *testing.T, obj client.Object) {
 	t.Helper()
-	annotate(t, obj, "reconcile.fluxcd.io/requestedAt", fmt.Sprintf("poke-%d", pokes.Add(1)))
+	testenv.Poke(t, k8s, obj)
 }
 
 // getGate reads a gate fresh from the API server.

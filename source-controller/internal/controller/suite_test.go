@@ -180,19 +180,10 @@ func revision(key client.ObjectKey) func(g Gomega) string {
 	}
 }
 
-var pokes atomic.Int64
-
 // poke asks for a reconcile now, as `flux reconcile source git` does.
 func poke(t *testing.T, key client.ObjectKey) {
 	t.Helper()
-	g := NewWithT(t)
-	obj := getRepo(g, key)
-	p := client.MergeFrom(obj.DeepCopy())
-	if obj.Annotations == nil {
-		obj.Annotations = map[string]string{}
-	}
-	obj.Annotations[meta.ReconcileRequestAnnotation] = fmt.Sprintf("poke-%d", pokes.Add(1))
-	g.Expect(k8s.Patch(context.Background(), obj, p)).To(Succeed())
+	testenv.Poke(t, k8s, &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
 }
 
 func createRepo(t *testing.T, ns, name string, spec sourcev1.GitRepositorySpec) client.ObjectKey {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sluice-gitops/sluice/shared/testenv"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -41,16 +41,7 @@ func ociCondition(key client.ObjectKey, condType string) func(g Gomega) string {
 // pokeObject asks for a reconcile now, as `flux reconcile` does.
 func pokeObject(t *testing.T, obj client.Object) {
 	t.Helper()
-	g := NewWithT(t)
-	g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-	p := client.MergeFrom(obj.DeepCopyObject().(client.Object))
-	a := obj.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[meta.ReconcileRequestAnnotation] = fmt.Sprintf("poke-%d", pokes.Add(1))
-	obj.SetAnnotations(a)
-	g.Expect(k8s.Patch(context.Background(), obj, p)).To(Succeed())
+	testenv.Poke(t, k8s, obj)
 }
 
 func digestRef(t *testing.T, reg *testserver.Registry, repo, digest string) name.Digest {
