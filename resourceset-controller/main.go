@@ -17,11 +17,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+	"github.com/sluice-gitops/sluice/shared/impersonation"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/controller"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
-	"github.com/sluice-gitops/sluice/resourceset-controller/internal/impersonation"
 )
 
 const controllerName = controller.ControllerName

@@ -17,8 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/sluice-gitops/sluice/shared/impersonation"
+
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
-	"github.com/sluice-gitops/sluice/resourceset-controller/internal/impersonation"
 )
 
 // ownerGroup prefixes the labels that tie applied objects to their ResourceSet

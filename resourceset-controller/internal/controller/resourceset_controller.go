@@ -21,10 +21,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/impersonation"
+
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/builder"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
-	"github.com/sluice-gitops/sluice/resourceset-controller/internal/impersonation"
 )
 
 // ResourceSetReconciler renders ResourceSets and applies the objects with server-side apply, as

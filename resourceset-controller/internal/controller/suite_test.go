@@ -28,11 +28,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
-	"github.com/sluice-gitops/sluice/resourceset-controller/internal/impersonation"
 )
 
 // controllerNamespace is the namespace the controller runs in: the --default-service-account

@@ -1,5 +1,6 @@
-// Package impersonation gives the controller a Kubernetes client per ServiceAccount: the
-// identity a ResourceSet's objects are applied, read and deleted with.
+// Package impersonation gives a controller a Kubernetes client per ServiceAccount: the identity
+// the objects of a ResourceSet or a ManifestGeneration are applied, read and deleted with
+// (spec.serviceAccountName, --default-service-account).
 package impersonation
 
 import (
