@@ -1,0 +1,226 @@
+package v1alpha1
+
+import (
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+)
+
+// ManifestGenerationKind is the kind of ManifestGeneration objects.
+const ManifestGenerationKind = "ManifestGeneration"
+
+// Kinds of the sources a ManifestGeneration reads (source.toolkit.fluxcd.io).
+const (
+	// GitRepositoryKind is the kind of a Git repository source.
+	GitRepositoryKind = "GitRepository"
+	// OCIRepositoryKind is the kind of an OCI artifact source.
+	OCIRepositoryKind = "OCIRepository"
+)
+
+// Defaults of the ManifestGeneration spec, also applied by the API server.
+const (
+	// DefaultPath is the target path when spec.path is empty: the root of the artifact.
+	DefaultPath = "./"
+	// DefaultTimeout is the sync timeout, and the timeout of each generator command, when
+	// spec.timeout is unset (the one minute of the .flux.yaml documentation).
+	DefaultTimeout = time.Minute
+)
+
+// ManifestGenerationSpec says which target path of which source to generate, apply and prune.
+type ManifestGenerationSpec struct {
+	// SourceRef is the GitRepository or OCIRepository, in the same namespace, whose artifact holds
+	// the target path.
+	// +required
+	SourceRef SourceReference `json:"sourceRef"`
+
+	// Path is the target path, relative to the root of the artifact (default ./). The .flux.yaml
+	// is looked up in it and its parents; without one, the YAML files under it are applied as they
+	// are.
+	// +kubebuilder:default="./"
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.matches('(^|/)[.][.](/|$)')",message="spec.path must be relative to the root of the source, without .. elements"
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// Interval at which the target path is generated and applied again, correcting drift.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +required
+	Interval metav1.Duration `json:"interval"`
+
+	// Timeout of a sync (fetch, generate, apply, health checks), also the timeout of each
+	// generator command (default 1m).
+	// +kubebuilder:default="1m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m))+$"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// Prune deletes the objects that were applied before and are no longer generated
+	// (default true).
+	// +kubebuilder:default=true
+	// +optional
+	Prune *bool `json:"prune,omitempty"`
+
+	// AllowEmpty accepts an empty generator output while spec.prune is set, which deletes every
+	// object applied before; without it such an output is refused (BuildFailed).
+	// +optional
+	AllowEmpty bool `json:"allowEmpty,omitempty"`
+
+	// Wait makes the sync wait, within spec.timeout, for every applied object to become ready.
+	// +optional
+	Wait bool `json:"wait,omitempty"`
+
+	// ServiceAccountName is the ServiceAccount in the same namespace that applies and prunes the
+	// objects (default: the controller's --default-service-account, or the controller itself).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// Env are the environment variables of the generator commands: they run with only these, and
+	// PATH and HOME which the controller sets; the controller's own environment is not passed on.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Env []EnvVar `json:"env,omitempty"`
+
+	// Suspend stops the reconciliation of this ManifestGeneration.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// Gates hold the ManifestGeneration on its last applied revision while they are closed.
+	// +optional
+	Gates *gates.Gates `json:"gates,omitempty"`
+}
+
+// SourceReference names the source of a ManifestGeneration in its own namespace.
+type SourceReference struct {
+	// APIVersion of the source (default: the version the controller reads).
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// Kind of the source: GitRepository or OCIRepository.
+	// +kubebuilder:validation:Enum=GitRepository;OCIRepository
+	// +required
+	Kind string `json:"kind"`
+
+	// Name of the source.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+}
+
+// EnvVar is an environment variable of the generator commands.
+// +kubebuilder:validation:XValidation:rule="!(self.name in ['PATH', 'HOME'])",message="PATH and HOME are set by the controller and cannot be overridden in spec.env"
+type EnvVar struct {
+	// Name of the variable, a C identifier.
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern="^[A-Za-z_][A-Za-z0-9_]*$"
+	// +required
+	Name string `json:"name"`
+
+	// Value of the variable.
+	// +optional
+	Value string `json:"value,omitempty"`
+}
+
+// ManifestGenerationStatus is the observed state of a ManifestGeneration.
+type ManifestGenerationStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling, Stalled, Blocked.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// LastAppliedRevision is the source revision of the last successful sync.
+	// +optional
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+
+	// LastAttemptedRevision is the source revision of the last sync, successful or not.
+	// +optional
+	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+
+	// ConfigFile is the .flux.yaml the last sync used, relative to the root of the artifact;
+	// empty when the target path was applied as raw YAML.
+	// +optional
+	ConfigFile string `json:"configFile,omitempty"`
+
+	// Inventory lists the objects applied by the last successful sync.
+	// +optional
+	Inventory *ResourceInventory `json:"inventory,omitempty"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// ManifestGeneration generates the manifests of one target path of a source, with the generators
+// of its .flux.yaml or as raw YAML, applies them with server-side apply and prunes what left.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=mgen
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
+// +kubebuilder:printcolumn:name="Revision",type="string",JSONPath=".status.lastAppliedRevision"
+type ManifestGeneration struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec   ManifestGenerationSpec   `json:"spec"`
+	Status ManifestGenerationStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *ManifestGeneration) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions.
+func (in *ManifestGeneration) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// GetGates implements gates.Gated.
+func (in *ManifestGeneration) GetGates() *gates.Gates { return in.Spec.Gates }
+
+// GetRequestStatus returns the reconcile request handling of the status.
+func (in *ManifestGeneration) GetRequestStatus() *meta.ReconcileRequestStatus {
+	return &in.Status.ReconcileRequestStatus
+}
+
+// GetInterval is spec.interval.
+func (in *ManifestGeneration) GetInterval() time.Duration { return in.Spec.Interval.Duration }
+
+// GetTimeout is spec.timeout, DefaultTimeout (1m) when unset.
+func (in *ManifestGeneration) GetTimeout() time.Duration {
+	if in.Spec.Timeout == nil || in.Spec.Timeout.Duration <= 0 {
+		return DefaultTimeout
+	}
+	return in.Spec.Timeout.Duration
+}
+
+// GetPath is spec.path, DefaultPath (./) when empty.
+func (in *ManifestGeneration) GetPath() string {
+	if in.Spec.Path == "" {
+		return DefaultPath
+	}
+	return in.Spec.Path
+}
+
+// GetPrune is spec.prune, true when unset.
+func (in *ManifestGeneration) GetPrune() bool { return in.Spec.Prune == nil || *in.Spec.Prune }
+
+// ManifestGenerationList is a list of ManifestGenerations.
+// +kubebuilder:object:root=true
+type ManifestGenerationList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ManifestGeneration `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ManifestGeneration{}, &ManifestGenerationList{})
+}
