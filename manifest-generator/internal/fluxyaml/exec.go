@@ -1,0 +1,284 @@
+package fluxyaml
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	// DefaultTimeout is Flux v1's default for sync commands.
+	DefaultTimeout = time.Minute
+	// DefaultMaxOutput bounds what a command may print on stdout.
+	DefaultMaxOutput int64 = 64 << 20
+	// DefaultPath is the PATH commands get when Runner.Path is empty.
+	DefaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+	stderrTail = 4 << 10
+	// pipeGrace bounds the wait for output pipes after the process group
+	// is gone: a descendant that left the group (setsid) may hold them.
+	pipeGrace = 2 * time.Second
+)
+
+// Runner runs .flux.yaml commands. Commands see only PATH, HOME, Env and
+// the per-call variables, never the controller's environment, which holds
+// credentials and service account settings.
+type Runner struct {
+	// Path is the PATH given to commands (DefaultPath when empty).
+	Path string
+	// Home is the HOME given to commands, a scratch directory; when empty
+	// each Run gets a fresh temporary one.
+	Home string
+	// Env are user-set variables (spec.env). PATH, HOME and FLUX_* are
+	// reserved and rejected (see IsReservedEnv).
+	Env map[string]string
+	// DefaultTimeout applies to commands without a timeout
+	// (DefaultTimeout when zero).
+	DefaultTimeout time.Duration
+	// MaxOutput caps stdout in bytes (DefaultMaxOutput when zero).
+	MaxOutput int64
+}
+
+// IsReservedEnv reports whether a user may not set name through
+// Runner.Env: PATH and HOME are fixed by the controller and FLUX_* carry
+// the update request, which a user value must not shadow.
+func IsReservedEnv(name string) bool {
+	return name == "PATH" || name == "HOME" || strings.HasPrefix(name, "FLUX_")
+}
+
+// Run runs cmd with /bin/sh -c in dir and returns its stdout. The command
+// runs in its own process group; when it times out, ctx ends or its output
+// exceeds MaxOutput the whole group is killed, and whatever it left running
+// in the background is killed once it exits. Failures are *CommandError.
+// A nil Runner runs with the defaults.
+func (r *Runner) Run(ctx context.Context, cmd Command, dir string, extraEnv map[string]string) ([]byte, error) {
+	if r == nil {
+		r = &Runner{}
+	}
+	timeout := r.DefaultTimeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if cmd.Timeout != nil && cmd.Timeout.Duration > 0 {
+		timeout = cmd.Timeout.Duration
+	}
+	limit := r.MaxOutput
+	if limit <= 0 {
+		limit = DefaultMaxOutput
+	}
+	cmdErr := &CommandError{Command: cmd.Command, ExitCode: -1, Timeout: timeout}
+	if err := ctx.Err(); err != nil {
+		cmdErr.Err = err
+		return nil, cmdErr
+	}
+
+	home := r.Home
+	if home == "" {
+		tmp, err := os.MkdirTemp("", "fluxyaml-home-")
+		if err != nil {
+			cmdErr.Err = err
+			return nil, cmdErr
+		}
+		defer os.RemoveAll(tmp)
+		home = tmp
+	}
+	env, err := r.environ(home, extraEnv)
+	if err != nil {
+		cmdErr.Err = err
+		return nil, cmdErr
+	}
+
+	// Our own pipes rather than exec's copying goroutines: Wait then
+	// returns when the shell exits, and we decide how long to wait for
+	// background children that still hold the pipes.
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		cmdErr.Err = err
+		return nil, cmdErr
+	}
+	defer stdoutR.Close()
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		stdoutW.Close()
+		cmdErr.Err = err
+		return nil, cmdErr
+	}
+	defer stderrR.Close()
+
+	c := exec.Command("/bin/sh", "-c", cmd.Command)
+	c.Dir = dir
+	c.Env = env
+	c.Stdout = stdoutW
+	c.Stderr = stderrW
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	startErr := c.Start()
+	stdoutW.Close()
+	stderrW.Close()
+	if startErr != nil {
+		cmdErr.Err = startErr
+		return nil, cmdErr
+	}
+	pgid := c.Process.Pid
+
+	overflow := make(chan struct{})
+	stdout := &cappedBuffer{limit: limit, onOverflow: func() { close(overflow) }}
+	stderr := &tailBuffer{max: stderrTail}
+	var readers sync.WaitGroup
+	readers.Go(func() { _, _ = io.Copy(stdout, stdoutR) })
+	readers.Go(func() { _, _ = io.Copy(stderr, stderrR) })
+
+	exited := make(chan error, 1)
+	go func() { exited <- c.Wait() }()
+
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var waitErr error
+	interrupted := false // by the timeout or ctx
+	select {
+	case waitErr = <-exited:
+	case <-tctx.Done():
+		killGroup(pgid)
+		waitErr = <-exited
+		interrupted = true
+	case <-overflow:
+		killGroup(pgid)
+		waitErr = <-exited
+	}
+	// Nothing a command started may outlive it.
+	killGroup(pgid)
+
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(pipeGrace):
+		stdoutR.Close()
+		stderrR.Close()
+		<-drained
+	}
+
+	cmdErr.Stderr = stderr.String()
+	if c.ProcessState != nil {
+		cmdErr.ExitCode = c.ProcessState.ExitCode()
+	}
+	switch {
+	case stdout.overflowed:
+		cmdErr.Err = &outputTooLargeError{limit: limit}
+	case interrupted && ctx.Err() != nil:
+		cmdErr.Err = ctx.Err()
+	case interrupted:
+		cmdErr.TimedOut = true
+		cmdErr.Err = context.DeadlineExceeded
+	case waitErr != nil:
+		cmdErr.Err = waitErr
+	default:
+		return stdout.buf.Bytes(), nil
+	}
+	return nil, cmdErr
+}
+
+// environ builds the complete environment, sorted for reproducibility.
+func (r *Runner) environ(home string, extraEnv map[string]string) ([]string, error) {
+	path := r.Path
+	if path == "" {
+		path = DefaultPath
+	}
+	vars := map[string]string{}
+	for k, v := range r.Env {
+		if err := checkEnvName(k); err != nil {
+			return nil, err
+		}
+		if IsReservedEnv(k) {
+			return nil, fmt.Errorf("environment variable %s is reserved: PATH and HOME are set by the controller, FLUX_* by the updaters", k)
+		}
+		vars[k] = v
+	}
+	for k, v := range extraEnv {
+		if err := checkEnvName(k); err != nil {
+			return nil, err
+		}
+		if k == "PATH" || k == "HOME" {
+			return nil, fmt.Errorf("environment variable %s is reserved", k)
+		}
+		vars[k] = v
+	}
+	vars["PATH"] = path
+	vars["HOME"] = home
+
+	env := make([]string, 0, len(vars))
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env, nil
+}
+
+func checkEnvName(name string) error {
+	if name == "" || strings.ContainsAny(name, "=\x00") {
+		return fmt.Errorf("invalid environment variable name %q", name)
+	}
+	return nil
+}
+
+// killGroup sends SIGKILL to the process group. Its error is ignored:
+// ESRCH (the group is already gone) is the normal case after a clean exit.
+func killGroup(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// cappedBuffer keeps up to limit bytes. Past the limit it reports the
+// overflow once and discards the rest, so the writer never blocks before
+// it is killed.
+type cappedBuffer struct {
+	buf        bytes.Buffer
+	limit      int64
+	overflowed bool
+	onOverflow func()
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if b.overflowed {
+		return len(p), nil
+	}
+	if int64(b.buf.Len())+int64(len(p)) > b.limit {
+		b.overflowed = true
+		b.buf.Reset()
+		b.onOverflow()
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+// tailBuffer keeps the last max bytes written: the end of stderr is where
+// tools explain why they failed.
+type tailBuffer struct {
+	b         []byte
+	max       int
+	truncated bool
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		copy(t.b, t.b[over:])
+		t.b = t.b[:t.max]
+		t.truncated = true
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	s := strings.ToValidUTF8(string(t.b), "\uFFFD")
+	if t.truncated {
+		s = "..." + s
+	}
+	return s
+}

@@ -1,0 +1,217 @@
+package fluxyaml
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestRunEnvironmentIsExactlyTheAllowedSet(t *testing.T) {
+	g := NewWithT(t)
+	t.Setenv("SLUICE_TEST_GIT_TOKEN", "hunter2-do-not-leak")
+	dir := realTempDir(t)
+	home := realTempDir(t)
+	r := &Runner{
+		Path: "/usr/bin:/bin",
+		Home: home,
+		Env:  map[string]string{"KUSTOMIZE_PLUGIN_HOME": "/plugins", "EMPTY": ""},
+	}
+
+	out, err := r.Run(context.Background(), Command{Command: "env"}, dir, map[string]string{"FLUX_WL_NAME": "foo"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(out)).NotTo(ContainSubstring("hunter2"))
+
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k] = v
+	}
+	// The shell itself exports PWD; it must be the target path.
+	if pwd, ok := got["PWD"]; ok {
+		g.Expect(pwd).To(Equal(dir))
+		delete(got, "PWD")
+	}
+	g.Expect(got).To(Equal(map[string]string{
+		"PATH":                  "/usr/bin:/bin",
+		"HOME":                  home,
+		"KUSTOMIZE_PLUGIN_HOME": "/plugins",
+		"EMPTY":                 "",
+		"FLUX_WL_NAME":          "foo",
+	}))
+}
+
+func TestRunDefaultsPathAndScratchHome(t *testing.T) {
+	g := NewWithT(t)
+	r := &Runner{}
+	out, err := r.Run(context.Background(), Command{Command: `echo "$PATH"; test -d "$HOME" && test -w "$HOME" && echo "$HOME"`}, t.TempDir(), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	g.Expect(lines).To(HaveLen(2))
+	g.Expect(lines[0]).To(Equal(DefaultPath))
+	// The scratch HOME is gone after the run.
+	g.Expect(lines[1]).NotTo(BeAnExistingFile())
+}
+
+func TestRunRefusesReservedEnv(t *testing.T) {
+	for _, name := range []string{"PATH", "HOME", "FLUX_IMG", "FLUX_POLICY_VALUE"} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			r := &Runner{Env: map[string]string{name: "x"}}
+			_, err := r.Run(context.Background(), Command{Command: "true"}, t.TempDir(), nil)
+			g.Expect(err).To(MatchError(ContainSubstring("environment variable " + name + " is reserved")))
+			g.Expect(IsReservedEnv(name)).To(BeTrue())
+		})
+	}
+	g := NewWithT(t)
+	r := &Runner{Env: map[string]string{"A=B": "x"}}
+	_, err := r.Run(context.Background(), Command{Command: "true"}, t.TempDir(), nil)
+	g.Expect(err).To(MatchError(ContainSubstring(`invalid environment variable name "A=B"`)))
+}
+
+func TestRunWorkingDirectory(t *testing.T) {
+	g := NewWithT(t)
+	dir := realTempDir(t)
+	out, err := (&Runner{}).Run(context.Background(), Command{Command: "pwd -P"}, dir, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(strings.TrimSpace(string(out))).To(Equal(dir))
+}
+
+func TestRunExitCodeAndStderr(t *testing.T) {
+	g := NewWithT(t)
+	_, err := (&Runner{}).Run(context.Background(), Command{Command: "echo partial; echo 'boom: no kustomization' >&2; exit 3"}, t.TempDir(), nil)
+	var ce *CommandError
+	g.Expect(errors.As(err, &ce)).To(BeTrue())
+	g.Expect(ce.ExitCode).To(Equal(3))
+	g.Expect(ce.TimedOut).To(BeFalse())
+	g.Expect(ce.Stderr).To(Equal("boom: no kustomization\n"))
+	g.Expect(err.Error()).To(Equal(`command "echo partial; echo 'boom: no kustomization' >&2; exit 3" failed (exit status 3): boom: no kustomization`))
+
+	ce.Role, ce.ConfigFile = "generator", ".flux.yaml"
+	g.Expect(err.Error()).To(HavePrefix(`generator "echo partial; echo 'boom: no kustomization' >&2; exit 3" of .flux.yaml failed (exit status 3): boom`))
+}
+
+func TestRunKeepsTheEndOfStderr(t *testing.T) {
+	g := NewWithT(t)
+	_, err := (&Runner{}).Run(context.Background(), Command{Command: "head -c 20000 /dev/zero | tr '\\0' x >&2; echo THE-REASON >&2; exit 1"}, t.TempDir(), nil)
+	var ce *CommandError
+	g.Expect(errors.As(err, &ce)).To(BeTrue())
+	g.Expect(len(ce.Stderr)).To(BeNumerically("<=", stderrTail+len("...")))
+	g.Expect(ce.Stderr).To(HavePrefix("..."))
+	g.Expect(ce.Stderr).To(HaveSuffix("THE-REASON\n"))
+}
+
+func TestRunMissingDirectory(t *testing.T) {
+	g := NewWithT(t)
+	_, err := (&Runner{}).Run(context.Background(), Command{Command: "true"}, filepath.Join(t.TempDir(), "missing"), nil)
+	var ce *CommandError
+	g.Expect(errors.As(err, &ce)).To(BeTrue())
+	g.Expect(ce.ExitCode).To(Equal(-1))
+}
+
+// processGone reports whether pid has exited: no such process, or a
+// zombie nobody reaped yet (the container's init may not reap).
+func processGone(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the command name in parentheses.
+	s := string(stat)
+	i := strings.LastIndex(s, ")")
+	return i >= 0 && len(s) > i+2 && (s[i+2] == 'Z' || s[i+2] == 'X')
+}
+
+func readPid(g Gomega, file string) int {
+	var pid int
+	g.Eventually(func() error {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err
+	}).Should(Succeed())
+	return pid
+}
+
+func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	cmd := Command{
+		Command: "sleep 300 & echo $! > pidfile; wait",
+		Timeout: &metav1.Duration{Duration: 300 * time.Millisecond},
+	}
+	start := time.Now()
+	_, err := (&Runner{DefaultTimeout: time.Hour}).Run(context.Background(), cmd, dir, nil)
+	g.Expect(time.Since(start)).To(BeNumerically("<", 30*time.Second))
+
+	var ce *CommandError
+	g.Expect(errors.As(err, &ce)).To(BeTrue())
+	g.Expect(ce.TimedOut).To(BeTrue())
+	g.Expect(err.Error()).To(Equal(`command "sleep 300 & echo $! > pidfile; wait" timed out after 300ms`))
+
+	child := readPid(g, filepath.Join(dir, "pidfile"))
+	g.Eventually(func() bool { return processGone(child) }).Should(BeTrue(), "background child %d survived the timeout", child)
+}
+
+func TestRunDefaultTimeout(t *testing.T) {
+	g := NewWithT(t)
+	_, err := (&Runner{DefaultTimeout: 200 * time.Millisecond}).Run(context.Background(), Command{Command: "sleep 300"}, t.TempDir(), nil)
+	g.Expect(err).To(MatchError(HaveSuffix("timed out after 200ms")))
+}
+
+func TestRunKillsBackgroundChildrenAfterExit(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	start := time.Now()
+	out, err := (&Runner{}).Run(context.Background(), Command{Command: "sleep 300 & echo $! > pidfile; echo done"}, dir, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(out)).To(Equal("done\n"))
+	g.Expect(time.Since(start)).To(BeNumerically("<", 30*time.Second))
+	child := readPid(g, filepath.Join(dir, "pidfile"))
+	g.Eventually(func() bool { return processGone(child) }).Should(BeTrue(), "background child %d outlived the command", child)
+}
+
+func TestRunCancel(t *testing.T) {
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
+	_, err := (&Runner{}).Run(ctx, Command{Command: "sleep 300"}, t.TempDir(), nil)
+	var ce *CommandError
+	g.Expect(errors.As(err, &ce)).To(BeTrue())
+	g.Expect(ce.TimedOut).To(BeFalse())
+	g.Expect(errors.Is(err, context.Canceled)).To(BeTrue())
+	g.Expect(err.Error()).To(Equal(`command "sleep 300" was interrupted: context canceled`))
+}
+
+func TestRunOutputCap(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	r := &Runner{MaxOutput: 1 << 20}
+	// Without the kill, the trailing sleep would run into the 10 minute timeout.
+	cmd := Command{
+		Command: "echo $$ > pidfile; head -c 10485760 /dev/zero; sleep 300",
+		Timeout: &metav1.Duration{Duration: 10 * time.Minute},
+	}
+	start := time.Now()
+	out, err := r.Run(context.Background(), cmd, dir, nil)
+	g.Expect(time.Since(start)).To(BeNumerically("<", 30*time.Second))
+	g.Expect(out).To(BeNil())
+	g.Expect(errors.Is(err, ErrOutputTooLarge)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring("failed: output larger than 1048576 bytes"))
+	shell := readPid(g, filepath.Join(dir, "pidfile"))
+	g.Eventually(func() bool { return processGone(shell) }).Should(BeTrue())
+
+	// Output up to the cap is fine.
+	out, err = r.Run(context.Background(), Command{Command: "head -c 1048576 /dev/zero"}, dir, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out).To(HaveLen(1 << 20))
+}
