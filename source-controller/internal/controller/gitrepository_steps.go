@@ -9,9 +9,10 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/go-git/go-git/v5/plumbing/transport"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sluice-gitops/sluice/shared/gitauth"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/git"
@@ -84,7 +85,7 @@ func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository,
 }
 
 // auth reads the credentials of spec.secretRef.
-func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *sourcev1.GitRepository, u *url.URL, dir string) (*git.Auth, error) {
+func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *sourcev1.GitRepository, u *url.URL, dir string) (*gitauth.Auth, error) {
 	var data map[string][]byte
 	if ref := obj.Spec.SecretRef; ref != nil {
 		var err error
@@ -92,18 +93,15 @@ func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *sourcev1.GitRep
 			return nil, err
 		}
 	}
-	return git.AuthFromSecret(u, data, dir)
+	return gitauth.AuthFromSecret(u, data, dir)
 }
 
 // gitReason tells authentication failures from other Git failures.
 func gitReason(err error) string {
-	switch {
-	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed),
-		errors.Is(err, git.ErrInvalidCredentials), isSSHAuthError(err):
+	if gitauth.IsAuthError(err) {
 		return sourcev1.AuthenticationFailedReason
-	default:
-		return sourcev1.GitOperationFailedReason
 	}
+	return sourcev1.GitOperationFailedReason
 }
 
 // timeoutError says so when the Git operation ran out of spec.timeout.

@@ -7,6 +7,8 @@ import (
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/sluice-gitops/sluice/shared/gitauth"
 )
 
 // Commit is what was checked out.
@@ -19,7 +21,7 @@ type Commit struct {
 // Checkout clones the repository into dir at rev: a shallow, single-reference clone for
 // branches, tags and references; for a commit, the branch (or the whole repository) and then
 // the commit. The returned revision carries the commit actually checked out.
-func Checkout(ctx context.Context, dir, url string, rev Revision, auth *Auth) (Commit, error) {
+func Checkout(ctx context.Context, dir, url string, rev Revision, auth *gitauth.Auth) (Commit, error) {
 	opts := &gogit.CloneOptions{
 		URL:          url,
 		Auth:         auth.Method,

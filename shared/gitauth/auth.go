@@ -1,4 +1,7 @@
-package git
+// Package gitauth turns the data of a Kubernetes Secret into go-git credentials, the same way for
+// every controller that talks to Git: the source-controller reading repositories and the
+// manifest-generator pushing to them. Secrets keys follow Flux's GitRepository convention.
+package gitauth
 
 import (
 	"errors"
@@ -17,16 +20,19 @@ import (
 // ErrInvalidCredentials: the Secret does not hold usable credentials for the URL's scheme.
 var ErrInvalidCredentials = errors.New("invalid credentials")
 
-// Auth is how to reach a repository.
+// Auth is how to reach a repository. A nil *Auth or a nil Method is anonymous.
 type Auth struct {
-	Method   transport.AuthMethod
+	// Method is go-git's credential: HTTP basic or bearer, or an SSH key with a host key check.
+	Method transport.AuthMethod
+	// CABundle is the PEM bundle trusted for HTTPS, besides the system's roots.
 	CABundle []byte
 }
 
 // AuthFromSecret builds the credentials for u from a Secret's data (nil data: anonymous). For
 // http(s): `username`+`password` or `bearerToken`, and `ca.crt`. For ssh: `identity`,
 // `known_hosts` (required: host keys are always checked) and an optional `password` for the key.
-// tmpDir holds the known_hosts file the SSH host key callback reads.
+// tmpDir holds the known_hosts file the SSH host key callback reads; it must outlive the use of
+// the returned Auth.
 func AuthFromSecret(u *url.URL, data map[string][]byte, tmpDir string) (*Auth, error) {
 	auth := &Auth{}
 	switch u.Scheme {
@@ -66,7 +72,7 @@ func AuthFromSecret(u *url.URL, data map[string][]byte, tmpDir string) (*Auth, e
 }
 
 // hostKeyCallback checks host keys against known_hosts; knownhosts reads files only, so the
-// Secret's lines go to a file of the reconcile's temp dir.
+// Secret's lines go to a file of the caller's temp dir.
 func hostKeyCallback(knownHosts []byte, tmpDir string) (ssh.HostKeyCallback, error) {
 	path := filepath.Join(tmpDir, "known_hosts")
 	if err := os.WriteFile(path, knownHosts, 0o600); err != nil {
