@@ -6,7 +6,6 @@ replace github.com/sluice-gitops/sluice/shared => ../shared
 
 require (
 	github.com/Masterminds/semver/v3 v3.5.0
-	github.com/opencontainers/go-digest v1.0.0
 	github.com/sluice-gitops/sluice/shared v0.0.0-00010101000000-000000000000
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/crypto v0.56.0
@@ -36,6 +35,7 @@ require (
 	github.com/klauspost/compress v1.19.1 // indirect
 	github.com/mitchellh/copystructure v1.2.0 // indirect
 	github.com/mitchellh/reflectwalk v1.0.2 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/pjbgf/sha1cd v0.7.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
@@ -49,7 +50,7 @@ type ResourceSetReconciler struct {
 	// ApplyConcurrency is the number of objects dry-run and applied at once.
 	ApplyConcurrency int
 
-	applied appliedCache
+	applied apply.Memory
 }
 
 // +kubebuilder:rbac:groups=fluxcd.controlplane.io,resources=resourcesets,verbs=get;list;watch;update;patch
@@ -63,7 +64,7 @@ func (r *ResourceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	obj := &rsv1.ResourceSet{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.applied.delete(req.NamespacedName)
+			r.applied.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -122,7 +123,7 @@ func (r *ResourceSetReconciler) reconcile(ctx context.Context, obj *rsv1.Resourc
 	if err != nil {
 		return ctrl.Result{}, r.failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(fmt.Errorf("build failed: %w", err)))
 	}
-	revision, err := manifestsRevision(objects)
+	revision, err := apply.Revision(objects)
 	if err != nil {
 		return ctrl.Result{}, r.failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
 	}
@@ -130,15 +131,15 @@ func (r *ResourceSetReconciler) reconcile(ctx context.Context, obj *rsv1.Resourc
 		// Closed gates hold what is new, not the correction of drift: the last applied objects
 		// are applied again. They are known in memory only: after a restart nothing is applied
 		// until the gates open.
-		state := r.applied.get(client.ObjectKeyFromObject(obj))
-		if state == nil || state.revision != obj.Status.LastAppliedRevision {
+		lastRevision, lastObjects, known := r.applied.LastApplied(client.ObjectKeyFromObject(obj))
+		if !known || lastRevision != obj.Status.LastAppliedRevision {
 			log.FromContext(ctx).Info("gates closed: the new build waits, the last applied objects are not known since the controller started")
 			if prior != nil {
 				conditions.Set(obj, prior)
 			}
 			return ctrl.Result{RequeueAfter: interval}, nil
 		}
-		objects, revision = state.objects, state.revision
+		objects, revision = lastObjects, lastRevision
 	}
 	if err := r.reconcileObjects(ctx, obj, objects, revision, start); err != nil {
 		return ctrl.Result{}, err

@@ -23,6 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/apply"
+
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
@@ -135,7 +137,7 @@ func (r *ResourceSetInputProviderReconciler) reconcileInputs(ctx context.Context
 		}
 	}
 	conditions.MarkTrue(obj, meta.ReadyCondition, rsv1.ReconciliationSucceededReason,
-		"Reconciliation finished in %s", fmtDuration(time.Since(start)))
+		"Reconciliation finished in %s", apply.FmtDuration(time.Since(start)))
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package controller
+package apply
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// appliedState is what the controller remembers of its last successful apply of a ResourceSet:
+// appliedSet is what the controller remembers of its last successful apply for an owner:
 // the objects as applied, and for each its content digest and the resourceVersion the API
 // server gave it. An object whose desired content and live resourceVersion are both unchanged
 // needs no dry-run: nothing, and nobody, changed it. This turns a no-op reconcile of N objects
 // from N dry-run requests into one metadata LIST per kind and namespace. The state lives in
 // memory: after a restart the first reconcile dry-runs everything, as Flux does every time.
-type appliedState struct {
+type appliedSet struct {
 	revision string
 	objects  []*unstructured.Unstructured
 	versions map[string]appliedVersion // by inventory id
@@ -32,28 +32,38 @@ type appliedVersion struct {
 	resourceVersion string
 }
 
-// appliedCache holds the appliedState of every ResourceSet, by namespace/name.
-type appliedCache struct {
+// Memory holds the appliedSet of every owner (ResourceSet, ManifestGeneration), by
+// namespace/name. The zero value is ready to use.
+type Memory struct {
 	mu    sync.Mutex
-	byKey map[types.NamespacedName]*appliedState
+	byKey map[types.NamespacedName]*appliedSet
 }
 
-func (c *appliedCache) get(key types.NamespacedName) *appliedState {
+func (c *Memory) get(key types.NamespacedName) *appliedSet {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.byKey[key]
 }
 
-func (c *appliedCache) set(key types.NamespacedName, s *appliedState) {
+func (c *Memory) set(key types.NamespacedName, s *appliedSet) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byKey == nil {
-		c.byKey = map[types.NamespacedName]*appliedState{}
+		c.byKey = map[types.NamespacedName]*appliedSet{}
 	}
 	c.byKey[key] = s
 }
 
-func (c *appliedCache) delete(key types.NamespacedName) {
+func (c *Memory) Forget(key types.NamespacedName) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.byKey, key)
@@ -75,7 +85,7 @@ func digestOf(o *unstructured.Unstructured) ([sha256.Size]byte, error) {
 // unchangedSince splits objects into those known unchanged since the last apply (returned as
 // change set entries, action unchanged) and those to apply. Without a state, or when the live
 // versions cannot be listed (e.g. the account may not list), everything is applied.
-func unchangedSince(state *appliedState, live map[string]string, objects []*unstructured.Unstructured) ([]ssa.ChangeSetEntry, []*unstructured.Unstructured) {
+func unchangedSince(state *appliedSet, live map[string]string, objects []*unstructured.Unstructured) ([]ssa.ChangeSetEntry, []*unstructured.Unstructured) {
 	if state == nil || live == nil {
 		return nil, objects
 	}
@@ -143,8 +153,8 @@ func liveVersions(ctx context.Context, c client.Client, objects []*unstructured.
 }
 
 // newAppliedState records the objects just applied with their live resourceVersions.
-func newAppliedState(revision string, objects []*unstructured.Unstructured, live map[string]string) *appliedState {
-	s := &appliedState{revision: revision, objects: objects, versions: make(map[string]appliedVersion, len(objects))}
+func newAppliedState(revision string, objects []*unstructured.Unstructured, live map[string]string) *appliedSet {
+	s := &appliedSet{revision: revision, objects: objects, versions: make(map[string]appliedVersion, len(objects))}
 	for _, o := range objects {
 		d, err := digestOf(o)
 		if err != nil {
@@ -154,4 +164,14 @@ func newAppliedState(revision string, objects []*unstructured.Unstructured, live
 		s.versions[id] = appliedVersion{digest: d, resourceVersion: live[id]}
 	}
 	return s
+}
+
+// LastApplied returns the revision and objects of the owner's last successful apply, if this
+// process remembers it.
+func (c *Memory) LastApplied(key types.NamespacedName) (string, []*unstructured.Unstructured, bool) {
+	s := c.get(key)
+	if s == nil {
+		return "", nil, false
+	}
+	return s.revision, s.objects, true
 }

@@ -1,0 +1,202 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/lru"
+
+	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/patch"
+	"github.com/sluice-gitops/sluice/shared/artifact"
+)
+
+// DefaultMaxCheckouts is the number of checkouts kept on disk when Options.MaxCheckouts is 0.
+const DefaultMaxCheckouts = 16
+
+// Artifact is the status.artifact of the source to build from.
+type Artifact struct {
+	// URL the artifact is downloaded from.
+	URL string
+	// Digest of the archive, `<algorithm>:<hex>`; the checkout and the cache are keyed by it.
+	Digest string
+	// Revision is only used in messages.
+	Revision string
+}
+
+// Options configure a Builder; they are the controller's flags.
+type Options struct {
+	// StoragePath is the directory that holds the checkouts (--storage-path), created if missing.
+	// What a previous process left in it (checkouts and staging directories) is deleted by New;
+	// other names are left alone. Two Builders must not share it.
+	StoragePath string
+	// CacheSize is the number of build results kept in memory, least recently used out
+	// (--generator-cache-size); 0 turns the cache off.
+	CacheSize int
+	// MaxCheckouts is the number of checkouts kept on disk, the most recently used
+	// (DefaultMaxCheckouts when 0); checkouts in use are never deleted.
+	MaxCheckouts int
+	// MaxOutput caps the standard output of a generator in bytes (--max-output-size;
+	// fluxyaml.DefaultMaxOutput when 0).
+	MaxOutput int64
+	// DefaultTimeout of a generator command when spec.timeout is unset (--sync-timeout;
+	// fluxyaml.DefaultTimeout, one minute, when 0).
+	DefaultTimeout time.Duration
+	// Path is the PATH commands run with (fluxyaml.DefaultPath when empty).
+	Path string
+	// Fetcher downloads the artifacts (a Fetcher with its defaults when nil).
+	Fetcher *artifact.Fetcher
+	// Scheme holds the built-in kinds that patch files merge strategically (client-go's scheme
+	// when nil); see patch.Apply.
+	Scheme *runtime.Scheme
+}
+
+// Builder builds the objects of ManifestGenerations. It is safe for concurrent use.
+type Builder struct {
+	opts      Options
+	cache     *lru.Cache // nil when the cache is off; k8s.io/utils/lru is safe for concurrent use
+	checkouts *checkouts
+}
+
+// New returns a Builder; it prepares the storage path.
+func New(opts Options) (*Builder, error) {
+	if opts.StoragePath == "" {
+		return nil, fmt.Errorf("the storage path is required")
+	}
+	if opts.Fetcher == nil {
+		opts.Fetcher = &artifact.Fetcher{}
+	}
+	if opts.MaxCheckouts <= 0 {
+		opts.MaxCheckouts = DefaultMaxCheckouts
+	}
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = fluxyaml.DefaultTimeout
+	}
+	cs, err := newCheckouts(opts.StoragePath, opts.Fetcher, opts.MaxCheckouts)
+	if err != nil {
+		return nil, err
+	}
+	b := &Builder{opts: opts, checkouts: cs}
+	if opts.CacheSize > 0 {
+		b.cache = lru.New(opts.CacheSize)
+	}
+	return b, nil
+}
+
+// Close deletes the checkouts. Call it after the last Build; a checkout still in use is left.
+func (b *Builder) Close() error { return b.checkouts.close() }
+
+// Result is what a Build produced.
+type Result struct {
+	// Objects to apply, in the order the generators printed them (raw mode: files in lexical
+	// order). They belong to the caller.
+	Objects []*unstructured.Unstructured
+	// ConfigFile is the .flux.yaml used, relative to the root of the artifact; "" in raw mode.
+	ConfigFile string
+	// Dropped are the patch file entries whose resource is not generated any more (the caller
+	// warns about them); also returned by a cache hit.
+	Dropped []patch.ID
+	// FromCache is set when the result of an earlier Build was reused and no command ran.
+	FromCache bool
+	// CommandsRun is the number of generator commands this Build ran.
+	CommandsRun int
+}
+
+// Build returns the objects that spec's target path of art holds.
+//
+// A result is cached by artifact digest, target path, spec.env and the command timeout: every
+// file the generators can read is part of the artifact, so the digest stands for the .flux.yaml
+// and the patch file too, and a cache hit neither touches the checkout nor runs a command. On a
+// miss the artifact is fetched, once per digest for all ManifestGenerations of it, into a shared
+// read-only checkout under the storage path (generators must write to $HOME or /tmp, not to the
+// repository); then .flux.yaml is looked up for the target path and its generators run there, or
+// the YAML files under it are read when there is none; a patchUpdated patch file is applied.
+//
+// An empty result is refused with ErrEmpty when spec.prune is on and spec.allowEmpty is off.
+// IsTerminal tells the errors only a new revision fixes from those to retry; a failing command
+// is a *fluxyaml.CommandError.
+func (b *Builder) Build(ctx context.Context, art Artifact, spec generatorv1.ManifestGenerationSpec) (*Result, error) {
+	d, err := artifact.ParseDigest(art.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("artifact of revision '%s': %w", art.Revision, err)
+	}
+	target, err := targetPath(spec.Path)
+	if err != nil {
+		return nil, terminal(err)
+	}
+	env, err := envOf(spec.Env)
+	if err != nil {
+		return nil, terminal(err)
+	}
+	timeout := b.opts.DefaultTimeout
+	if spec.Timeout != nil && spec.Timeout.Duration > 0 {
+		timeout = spec.Timeout.Duration
+	}
+
+	var key string
+	if b.cache != nil {
+		key = cacheKey(d.String(), target, env, timeout)
+		if v, ok := b.cache.Get(key); ok {
+			return checkEmpty(v.(*cached).result(), spec)
+		}
+	}
+
+	co, err := b.checkouts.acquire(ctx, art, d.Encoded())
+	if err != nil {
+		return nil, err
+	}
+	defer b.checkouts.release(co)
+
+	runner := &fluxyaml.Runner{Path: b.opts.Path, Env: env, DefaultTimeout: timeout, MaxOutput: b.opts.MaxOutput}
+	res, err := generate(ctx, runner, co.dir, target, b.opts.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	if b.cache != nil {
+		b.cache.Add(key, newCached(res))
+	}
+	return checkEmpty(res, spec)
+}
+
+func checkEmpty(res *Result, spec generatorv1.ManifestGenerationSpec) (*Result, error) {
+	prune := spec.Prune == nil || *spec.Prune
+	if len(res.Objects) == 0 && prune && !spec.AllowEmpty {
+		return nil, ErrEmpty
+	}
+	return res, nil
+}
+
+// targetPath cleans spec.path (default ./) into a path relative to the artifact root, as
+// fluxyaml reads it, so that "./staging", "staging/" and "staging" share a cache entry.
+func targetPath(p string) (string, error) {
+	if p == "" {
+		p = generatorv1.DefaultPath
+	}
+	clean := filepath.Clean(strings.TrimLeft(p, "/"))
+	if clean != "." && !filepath.IsLocal(clean) {
+		return "", fmt.Errorf("spec.path '%s' is outside the artifact", p)
+	}
+	return clean, nil
+}
+
+// envOf turns spec.env into the commands' variables. Admission refuses PATH and HOME; FLUX_*
+// (the updaters' request) is refused here.
+func envOf(vars []generatorv1.EnvVar) (map[string]string, error) {
+	env := make(map[string]string, len(vars))
+	for _, v := range vars {
+		if v.Name == "" || strings.ContainsAny(v.Name, "=\x00") {
+			return nil, fmt.Errorf("spec.env: invalid variable name %q", v.Name)
+		}
+		if fluxyaml.IsReservedEnv(v.Name) {
+			return nil, fmt.Errorf("spec.env: %s is reserved: PATH and HOME are set by the controller, FLUX_* by the updaters", v.Name)
+		}
+		env[v.Name] = v.Value
+	}
+	return env, nil
+}

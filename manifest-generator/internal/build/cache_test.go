@@ -1,0 +1,109 @@
+package build
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// A second sync of the same revision reuses the objects: no command runs.
+func TestBuildCacheHitRunsNoCommand(t *testing.T) {
+	requireKustomize(t)
+	g := NewWithT(t)
+	srv := serveArtifacts(t)
+	art := srv.publish(t, "r1", writeTree(t, stagingLayout(countingKustomize)))
+	counter := t.TempDir()
+	b := newBuilder(t, Options{})
+	spec := specOf("./staging", "COUNTER_DIR", counter)
+
+	first, err := b.Build(context.Background(), art, spec)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(first.FromCache).To(BeFalse())
+	g.Expect(first.CommandsRun).To(Equal(1))
+	g.Expect(runs(t, counter)).To(Equal(1))
+
+	// The caller owns the objects it gets: changing them does not change the next result.
+	want := deepCopies(first.Objects)
+	g.Expect(unstructured.SetNestedField(first.Objects[0].Object, "changed", "metadata", "name")).To(Succeed())
+
+	for _, path := range []string{"./staging", "staging", "staging/", "/staging"} {
+		again, err := b.Build(context.Background(), art, specOf(path, "COUNTER_DIR", counter))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(again.FromCache).To(BeTrue(), "path %q", path)
+		g.Expect(again.CommandsRun).To(BeZero())
+		g.Expect(again.ConfigFile).To(Equal(".flux.yaml"))
+		g.Expect(again.Objects).To(Equal(want))
+	}
+	g.Expect(runs(t, counter)).To(Equal(1), "a cache hit must not run the generator")
+	g.Expect(srv.requests(art)).To(Equal(1))
+}
+
+// What the generators see is part of the key: another env, path, timeout or revision misses.
+func TestBuildCacheMisses(t *testing.T) {
+	requireKustomize(t)
+	g := NewWithT(t)
+	srv := serveArtifacts(t)
+	dir := writeTree(t, stagingLayout(countingKustomize))
+	r1 := srv.publish(t, "r1", dir)
+	counter := t.TempDir()
+	b := newBuilder(t, Options{})
+	build := func(art Artifact, f specFields) bool {
+		t.Helper()
+		s := specOf("staging", "COUNTER_DIR", counter)
+		if f.path != "" {
+			s.Path = f.path
+		}
+		s.Env = append(s.Env, f.env...)
+		s.Timeout = f.timeout
+		res, err := b.Build(context.Background(), art, s)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.FromCache).To(Equal(res.CommandsRun == 0))
+		return res.FromCache
+	}
+	none := specFields{}
+
+	g.Expect(build(r1, none)).To(BeFalse())
+	g.Expect(build(r1, none)).To(BeTrue())
+
+	withEnv := specFields{env: envVars("REGION", "eu")}
+	g.Expect(build(r1, withEnv)).To(BeFalse(), "another spec.env")
+	g.Expect(build(r1, withEnv)).To(BeTrue())
+
+	production := specFields{path: "production"}
+	g.Expect(build(r1, production)).To(BeFalse(), "another path")
+	g.Expect(build(r1, production)).To(BeTrue())
+
+	timeout := specFields{timeout: &metav1.Duration{Duration: 30 * time.Second}}
+	g.Expect(build(r1, timeout)).To(BeFalse(), "another timeout")
+
+	// A new commit is a new artifact, even when it changes no file the generators read.
+	writeTreeInto(t, dir, map[string]string{"README.md": "new commit\n"})
+	r2 := srv.publish(t, "r2", dir)
+	g.Expect(r2.Digest).NotTo(Equal(r1.Digest))
+	g.Expect(build(r2, none)).To(BeFalse(), "another revision")
+
+	g.Expect(runs(t, counter)).To(Equal(5))
+}
+
+// With --generator-cache-size=0 every Build runs the generators, from the same checkout.
+func TestBuildCacheOff(t *testing.T) {
+	requireKustomize(t)
+	g := NewWithT(t)
+	srv := serveArtifacts(t)
+	art := srv.publish(t, "r1", writeTree(t, stagingLayout(countingKustomize)))
+	counter := t.TempDir()
+	b := newBuilder(t, Options{CacheSize: -1})
+
+	for i := 1; i <= 2; i++ {
+		res, err := b.Build(context.Background(), art, specOf("staging", "COUNTER_DIR", counter))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.FromCache).To(BeFalse())
+		g.Expect(res.CommandsRun).To(Equal(1))
+		g.Expect(runs(t, counter)).To(Equal(i))
+	}
+	g.Expect(srv.requests(art)).To(Equal(1), "the checkout is reused")
+}
