@@ -1,26 +1,71 @@
-// Command manifest-generator is the Sluice manifest-generator.
+// Command manifest-generator generates the manifests of Git and OCI sources with the
+// .flux.yaml generators (or reads them raw), applies them, and writes requested image and policy
+// updates back to Git.
 package main
 
 import (
+	"context"
+	"os"
+	"time"
+
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/spf13/pflag"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+	"github.com/sluice-gitops/sluice/shared/impersonation"
+
+	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/build"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/controller"
 )
 
-const controllerName = "manifest-generator"
+const controllerName = controller.ControllerName
 
 func main() {
-	var opts bootstrap.Options
+	var (
+		opts             bootstrap.Options
+		buildOpts        build.Options
+		applyConcurrency int
+	)
 	opts.BindFlags(pflag.CommandLine, true)
+	pflag.StringVar(&buildOpts.StoragePath, "storage-path", "/data", "The directory of the source checkouts.")
+	pflag.IntVar(&buildOpts.CacheSize, "generator-cache-size", 64,
+		"The number of generator outputs kept in memory: an unchanged revision is applied again without running any command. 0 turns the cache off.")
+	pflag.Int64Var(&buildOpts.MaxOutput, "max-output-size", 64<<20, "The largest standard output, in bytes, a generator may print.")
+	pflag.DurationVar(&buildOpts.DefaultTimeout, "sync-timeout", time.Minute, "The timeout of a generator command when spec.timeout is not set.")
+	pflag.StringVar(&buildOpts.Path, "generator-path", os.Getenv("PATH"), "The PATH generator and updater commands run with (kustomize, helm, sh).")
+	pflag.IntVar(&applyConcurrency, "apply-concurrency", 10, "The number of objects of one ManifestGeneration dry-run and applied at once.")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+	utilruntime.Must(generatorv1.AddToScheme(scheme))
 
-	mgr, err := opts.NewManager(controllerName, scheme)
+	mgr, err := opts.NewManager(controllerName, scheme, &generatorv1.ManifestGeneration{}, &generatorv1.ManifestUpdate{})
 	bootstrap.Exit(err, "creating manager")
+	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
+	bootstrap.Exit(err, "creating event recorder")
+	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), generatorv1.Finalizer)
+	builder, err := build.New(buildOpts)
+	bootstrap.Exit(err, "setting up the generator storage")
+
+	generation := &controller.ManifestGenerationReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Builder: builder,
+		Clients: &impersonation.Clients{
+			Config: mgr.GetConfig(), Scheme: scheme, Mapper: mgr.GetRESTMapper(),
+			DefaultServiceAccount: opts.DefaultServiceAccount, ControllerNamespace: os.Getenv(bootstrap.RuntimeNamespaceEnv),
+		},
+		RequeueDependency: opts.RequeueDependency, ApplyConcurrency: applyConcurrency, Metrics: &readiness,
+	}
+	bootstrap.Exit(generation.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestGeneration controller")
+
 	bootstrap.Run(mgr, controllerName)
 }

@@ -1,0 +1,78 @@
+package controller
+
+import (
+	"context"
+
+	"github.com/fluxcd/pkg/runtime/predicates"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+
+	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+)
+
+// sourceIndex indexes ManifestGenerations by "<kind>/<name>" of their source.
+const sourceIndex = "spec.sourceRef"
+
+// SetupWithManager registers the ManifestGeneration controller: a generation is reconciled when
+// its spec changes, on a reconcile request, when its source's artifact revision changes, and
+// when one of its gates opens or closes.
+func (r *ManifestGenerationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	if err := gates.SetupIndex(ctx, mgr.GetFieldIndexer(), &generatorv1.ManifestGeneration{}); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &generatorv1.ManifestGeneration{}, sourceIndex, func(o client.Object) []string {
+		ref := o.(*generatorv1.ManifestGeneration).Spec.SourceRef
+		return []string{ref.Kind + "/" + ref.Name}
+	}); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&generatorv1.ManifestGeneration{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
+		WithOptions(opts)
+	for _, kind := range []string{generatorv1.GitRepositoryKind, generatorv1.OCIRepositoryKind} {
+		b = b.Watches(newSource(kind), handler.EnqueueRequestsFromMapFunc(r.generationsOf(kind)),
+			builder.WithPredicates(artifactRevisionChanged()))
+	}
+	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &generatorv1.ManifestGenerationList{} }).Complete(r)
+}
+
+// generationsOf are the generations whose source is the object.
+func (r *ManifestGenerationReconciler) generationsOf(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := &generatorv1.ManifestGenerationList{}
+		if err := r.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{sourceIndex: kind + "/" + o.GetName()}); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for _, g := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&g)})
+		}
+		return reqs
+	}
+}
+
+// artifactRevisionChanged passes source updates with a new artifact revision.
+func artifactRevisionChanged() predicate.Predicate {
+	revision := func(o client.Object) string {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return ""
+		}
+		rev, _, _ := unstructured.NestedString(u.Object, "status", "artifact", "revision")
+		return rev
+	}
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool { return revision(e.ObjectOld) != revision(e.ObjectNew) },
+		CreateFunc: func(e event.CreateEvent) bool { return revision(e.Object) != "" },
+	}
+}
