@@ -29,7 +29,8 @@ type Controller struct {
 }
 
 // StartController runs bin/<name> against the cluster of kubeconfig on free loopback ports, with
-// its logs in dir/<name>.log (and, for the source-controller, its artifacts in dir/storage).
+// its logs in dir/<name>.log (and, for the source-controller, its artifacts in dir/storage; for
+// the manifest-generator, its checkouts in dir/generator).
 // extraArgs are appended to the common flags.
 func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) (*Controller, error) {
 	bin := filepath.Join(binDir, name)
@@ -53,6 +54,13 @@ func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) 
 			"--storage-path=" + filepath.Join(dir, "storage"),
 			"--storage-addr=" + c.StorageAddr,
 			"--storage-adv-addr=" + c.StorageAddr,
+		}, extraArgs...)
+	}
+	if name == "manifest-generator" {
+		// Its source checkouts; generators find kustomize and helm next to the controllers.
+		extraArgs = append([]string{
+			"--storage-path=" + filepath.Join(dir, "generator"),
+			"--generator-path=" + filepath.Dir(bin) + ":/usr/local/bin:/usr/bin:/bin",
 		}, extraArgs...)
 	}
 	logFile, err := os.Create(c.LogPath)
