@@ -66,6 +66,11 @@ func main() {
 		RequeueDependency: opts.RequeueDependency, ApplyConcurrency: applyConcurrency, Metrics: &readiness,
 	}
 	bootstrap.Exit(generation.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestGeneration controller")
+	update := &controller.ManifestUpdateReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Metrics: &readiness,
+		Scheme: scheme, Path: buildOpts.Path, RequeueDependency: opts.RequeueDependency,
+	}
+	bootstrap.Exit(update.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestUpdate controller")
 
 	bootstrap.Run(mgr, controllerName)
 }

@@ -109,6 +109,13 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return err
 	}
+	update := &ManifestUpdateReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Metrics: &readiness,
+		Scheme: clientgoscheme.Scheme, Path: filepath.Join(env.Root, "bin") + ":/usr/local/bin:/usr/bin:/bin", RequeueDependency: time.Second,
+	}
+	if err := update.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
+		return err
+	}
 	go func() { _ = mgr.Start(ctx) }()
 	return nil
 }

@@ -1,0 +1,183 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kuberecorder "k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/status"
+
+	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/gitwrite"
+)
+
+// ManifestUpdateReconciler writes the change a ManifestUpdate asks for into the Git repository
+// of its ManifestGeneration: it clones the branch, edits the raw YAML, rewrites the patch file
+// or runs the updaters, verifies that exactly the requested change happened, commits and pushes.
+// A ManifestUpdate is done once: after its commit (or when nothing had to change) it is left
+// alone until its spec changes.
+type ManifestUpdateReconciler struct {
+	client.Client
+	// APIReader reads Secrets uncached.
+	APIReader     client.Reader
+	EventRecorder kuberecorder.EventRecorder
+	Metrics       *runtimectrl.Metrics
+	// Scheme holds the built-in kinds that patch files merge strategically.
+	Scheme *runtime.Scheme
+	// Path is the PATH generator and updater commands run with.
+	Path string
+	// Dir is the scratch directory of the clones (the system's temp dir when empty).
+	Dir string
+	// RequeueDependency is how soon an update whose ManifestGeneration or GitRepository is
+	// missing is retried.
+	RequeueDependency time.Duration
+	// Now is the clock of the reconcile request annotation (time.Now when nil).
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=generator.toolkit.fluxcd.io,resources=manifestupdates,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=generator.toolkit.fluxcd.io,resources=manifestupdates/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=generator.toolkit.fluxcd.io,resources=manifestgenerations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+
+func (r *ManifestUpdateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	obj := &generatorv1.ManifestUpdate{}
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !obj.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	newRequest := false
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok && v != obj.Status.LastHandledReconcileAt {
+		newRequest = true
+	}
+	if r.done(obj, newRequest) {
+		return ctrl.Result{}, nil
+	}
+	patcher := patch.NewSerialPatcher(obj, r.Client)
+	defer func() {
+		retErr = status.Finalize(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics, ControllerName, ownedConditions)
+	}()
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
+		obj.Status.SetLastHandledReconcileRequest(v)
+	}
+	if obj.Generation != obj.Status.ObservedGeneration {
+		obj.Status.Commit = ""
+		conditions.MarkReconciling(obj, meta.ProgressingReason, "Reconciliation in progress")
+		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "Reconciliation in progress")
+		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(ControllerName)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return r.reconcile(ctx, obj)
+}
+
+// done: the change of the current generation was committed (or needed no commit), or failed in
+// a way only a new spec (or a reconcile request) can fix.
+func (r *ManifestUpdateReconciler) done(obj *generatorv1.ManifestUpdate, newRequest bool) bool {
+	if obj.Status.ObservedGeneration != obj.Generation {
+		return false
+	}
+	ready := conditions.Get(obj, meta.ReadyCondition)
+	if ready == nil || ready.ObservedGeneration != obj.Generation {
+		return false
+	}
+	if ready.Status == metav1.ConditionTrue && (ready.Reason == generatorv1.CommittedReason || ready.Reason == generatorv1.NoChangeReason) {
+		return true
+	}
+	return conditions.IsStalled(obj) && !newRequest
+}
+
+// reconcile runs the steps: gates, the ManifestGeneration and its GitRepository, the push.
+func (r *ManifestUpdateReconciler) reconcile(ctx context.Context, obj *generatorv1.ManifestUpdate) (ctrl.Result, error) {
+	open, err := gates.Hold(ctx, r.Client, obj, true)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !open {
+		return ctrl.Result{}, nil
+	}
+	target, waitMsg, err := r.target(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, r.failed(obj, meta.ReconciliationFailedReason, err)
+	}
+	if waitMsg != "" {
+		conditions.MarkFalse(obj, meta.ReadyCondition, generatorv1.DependencyNotReadyReason, "%s", waitMsg)
+		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
+	}
+	opts, cleanup, err := r.pushOptions(ctx, obj, target)
+	if err != nil {
+		return ctrl.Result{}, r.failed(obj, meta.ReconciliationFailedReason, err)
+	}
+	defer cleanup()
+	commit, err := gitwrite.Push(ctx, opts, func(dir string) error { return r.change(ctx, obj, target, dir) })
+	if err != nil {
+		var ue *updateError
+		if errors.As(err, &ue) {
+			if ue.terminal {
+				err = reconcile.TerminalError(err)
+			}
+			return ctrl.Result{}, r.failed(obj, ue.reason, err)
+		}
+		return ctrl.Result{}, r.failed(obj, generatorv1.PushFailedReason, err)
+	}
+	if commit == "" {
+		msg := fmt.Sprintf("branch '%s' already has the change: nothing to commit", target.branch)
+		conditions.MarkTrue(obj, meta.ReadyCondition, generatorv1.NoChangeReason, "%s", msg)
+		r.EventRecorder.Event(obj, corev1.EventTypeNormal, generatorv1.NoChangeReason, msg)
+		return ctrl.Result{}, nil
+	}
+	obj.Status.Commit = commit
+	msg := fmt.Sprintf("committed %s to %s", commit, target.branch)
+	conditions.MarkTrue(obj, meta.ReadyCondition, generatorv1.CommittedReason, "%s", msg)
+	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": target.branch + "@sha1:" + commit},
+		corev1.EventTypeNormal, generatorv1.CommittedReason, "%s", msg)
+	if err := r.requestSourceReconcile(ctx, obj.Namespace, target.repoName); err != nil && !apierrors.IsNotFound(err) {
+		// The commit is pushed; the source sees it at its next interval anyway.
+		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, "ReconcileRequestFailed",
+			"could not ask GitRepository '%s/%s' to fetch the new commit: %s", obj.Namespace, target.repoName, err.Error())
+	}
+	return ctrl.Result{}, nil
+}
+
+// failed records a failure as Ready=False with reason and a Warning event, and returns err.
+func (r *ManifestUpdateReconciler) failed(obj *generatorv1.ManifestUpdate, reason string, err error) error {
+	msg := status.UserMessage(err)
+	conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
+	r.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, msg)
+	return err
+}
+
+func (r *ManifestUpdateReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// scratchDir is a new temporary directory under r.Dir.
+func (r *ManifestUpdateReconciler) scratchDir(pattern string) (string, func(), error) {
+	dir, err := os.MkdirTemp(r.Dir, pattern)
+	if err != nil {
+		return "", func() {}, err
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
+}
