@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -311,11 +312,11 @@ func verify(before, after []*unstructured.Unstructured, ref workload.Ref, namesp
 					problems = append(problems, fmt.Sprintf("the requested change of %s is missing", ref))
 				} else {
 					problems = append(problems, fmt.Sprintf("%s changed in other ways than requested (%s)", ref,
-						joinSemicolon(diffPaths("", want.Object, n.Object))))
+						strings.Join(diffPaths("", want.Object, n.Object), "; ")))
 				}
 			}
 		case !reflect.DeepEqual(n.Object, o.Object):
-			problems = append(problems, fmt.Sprintf("%s changed (%s)", describe(o), joinSemicolon(diffPaths("", o.Object, n.Object))))
+			problems = append(problems, fmt.Sprintf("%s changed (%s)", describe(o), strings.Join(diffPaths("", o.Object, n.Object), "; ")))
 		}
 	}
 	for id, o := range a {
@@ -325,7 +326,7 @@ func verify(before, after []*unstructured.Unstructured, ref workload.Ref, namesp
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return verificationFailed("verification of the change failed, nothing was pushed: %s", joinSemicolon(problems))
+		return verificationFailed("verification of the change failed, nothing was pushed: %s", strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -336,17 +337,6 @@ func describe(o *unstructured.Unstructured) string {
 		ns = "<default>"
 	}
 	return fmt.Sprintf("%s %s/%s", o.GetKind(), ns, o.GetName())
-}
-
-func joinSemicolon(s []string) string {
-	out := ""
-	for i, p := range s {
-		if i > 0 {
-			out += "; "
-		}
-		out += p
-	}
-	return out
 }
 
 // readInRoot reads a file of the clone through an os.Root, so a symlink cannot make it read a
