@@ -125,8 +125,9 @@ spec:
 	g.Eventually(func(g Gomega) any { return getObject(g, "v1", "ConfigMap", ns, "tenant-a") }, timeout).Should(BeNil())
 	g.Eventually(eventsOf(key), timeout).Should(ContainElement(MatchRegexp(
 		`^Normal GarbageCollectionSucceeded: ConfigMap/` + ns + `/tenant-a deleted\nGarbage collection finished in`)))
+	// (The status is written after the garbage collection's event.)
+	g.Eventually(func(g Gomega) []string { return inventoryIDs(g, key) }, timeout).Should(BeEmpty())
 	readyIn(t, key)
-	g.Expect(inventoryIDs(g, key)).To(BeEmpty())
 }
 
 // Permute over three providers of 22 inputs each would render 10,648 combinations: the
