@@ -72,7 +72,9 @@ func TestSeed004ChangeFreezeAndBypassSignoff(t *testing.T) {
 	g.Eventually(keeperReady(ns, "change-freeze-gatekeeper"), timeout).
 		Should(Equal("True|Succeeded|Gate 'change-freeze' is kept closed until 2026-12-01T00:00:00Z"))
 	// (Conditions are patched before the rest of the status.)
-	g.Eventually(func(g Gomega) gatingv1.GateKeeperActive { return getKeeper(g, ns, "change-freeze-gatekeeper").Status.Active }, timeout).
+	g.Eventually(func(g Gomega) gatingv1.GateKeeperActive {
+		return getKeeper(g, ns, "change-freeze-gatekeeper").Status.Active
+	}, timeout).
 		Should(Equal(gatingv1.ActiveClosed))
 	g.Expect(blocked(ns, gitRepositoryGates)(g)).To(Equal("Reconciliation is blocked as none of its gates is opened: gate '" +
 		ns + "/change-freeze' is closed until 2026-12-01T00:00:00Z and gate '" + ns + "/bypass-signoff' is closed."))
