@@ -44,6 +44,11 @@ func readyCondition(key client.ObjectKey) func(g Gomega) string {
 		if c == nil || c.ObservedGeneration != obj.Generation || obj.Annotations[meta.ReconcileRequestAnnotation] != obj.Status.LastHandledReconcileAt {
 			return "not observed yet"
 		}
+		// Conditions are patched before the rest of the status: wait for it too.
+		if c.Status == "True" && (obj.Status.ObservedGeneration != obj.Generation ||
+			c.Message != "Applied revision: "+obj.Status.LastAppliedRevision) {
+			return "not observed yet"
+		}
 		return string(c.Status) + "|" + c.Reason + "|" + c.Message
 	}
 }
@@ -167,7 +172,6 @@ func TestManifestGenerationBadRevisions(t *testing.T) {
 		return c.Reason + "|" + c.Message
 	}, timeout).Should(And(HavePrefix("BuildFailed|"), ContainSubstring("generatorz")))
 	g.Expect(configMap(g, ns, "app")).NotTo(BeNil())
-	obj := getGeneration(g, key)
-	g.Expect(obj.Status.LastAppliedRevision).To(Equal("main@sha1:4444"))
-	g.Expect(obj.Status.LastAttemptedRevision).To(Equal("main@sha1:6666"))
+	g.Eventually(func(g Gomega) string { return getGeneration(g, key).Status.LastAttemptedRevision }, timeout).Should(Equal("main@sha1:6666"))
+	g.Expect(getGeneration(g, key).Status.LastAppliedRevision).To(Equal("main@sha1:4444"))
 }
