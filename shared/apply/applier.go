@@ -109,7 +109,8 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 			live = nil
 		}
 	}
-	unchanged, toApply := unchangedSince(state, live, req.Objects)
+	digest := digests(req.Objects)
+	unchanged, toApply := unchangedSince(state, live, req.Objects, digest)
 	cs := ssa.NewChangeSet()
 	res := &Result{ChangeSet: cs}
 	if len(toApply) > 0 {
@@ -147,7 +148,7 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	if live != nil {
-		a.Memory.set(req.Owner, newAppliedState(req.Revision, req.Objects, live))
+		a.Memory.set(req.Owner, newAppliedState(req.Revision, req.Objects, live, digest))
 	} else {
 		a.Memory.Forget(req.Owner)
 	}

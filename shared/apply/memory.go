@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -74,18 +75,23 @@ func objectID(o *unstructured.Unstructured) string {
 	return object.UnstructuredToObjMetadata(o).String()
 }
 
-func digestOf(o *unstructured.Unstructured) ([sha256.Size]byte, error) {
-	b, err := json.Marshal(o.Object)
-	if err != nil {
-		return [sha256.Size]byte{}, err
+// digests are the content digests of the objects by inventory id, computed once per apply: an
+// object that cannot be encoded has none and is always applied.
+func digests(objects []*unstructured.Unstructured) map[string][sha256.Size]byte {
+	out := make(map[string][sha256.Size]byte, len(objects))
+	for _, o := range objects {
+		if b, err := json.Marshal(o.Object); err == nil {
+			out[objectID(o)] = sha256.Sum256(b)
+		}
 	}
-	return sha256.Sum256(b), nil
+	return out
 }
 
 // unchangedSince splits objects into those known unchanged since the last apply (returned as
 // change set entries, action unchanged) and those to apply. Without a state, or when the live
 // versions cannot be listed (e.g. the account may not list), everything is applied.
-func unchangedSince(state *appliedSet, live map[string]string, objects []*unstructured.Unstructured) ([]ssa.ChangeSetEntry, []*unstructured.Unstructured) {
+func unchangedSince(state *appliedSet, live map[string]string, objects []*unstructured.Unstructured,
+	digest map[string][sha256.Size]byte) ([]ssa.ChangeSetEntry, []*unstructured.Unstructured) {
 	if state == nil || live == nil {
 		return nil, objects
 	}
@@ -94,26 +100,19 @@ func unchangedSince(state *appliedSet, live map[string]string, objects []*unstru
 	for _, o := range objects {
 		id := objectID(o)
 		v, known := state.versions[id]
-		d, err := digestOf(o)
-		if !known || err != nil || d != v.digest || v.resourceVersion == "" || live[id] != v.resourceVersion {
+		d, encoded := digest[id]
+		if !known || !encoded || d != v.digest || v.resourceVersion == "" || live[id] != v.resourceVersion {
 			apply = append(apply, o)
 			continue
 		}
 		unchanged = append(unchanged, ssa.ChangeSetEntry{
 			ObjMetadata:  object.UnstructuredToObjMetadata(o),
 			GroupVersion: o.GroupVersionKind().GroupVersion().String(),
-			Subject:      o.GetKind() + "/" + joinNamespaceName(o.GetNamespace(), o.GetName()),
+			Subject:      utils.FmtUnstructured(o),
 			Action:       ssa.UnchangedAction,
 		})
 	}
 	return unchanged, apply
-}
-
-func joinNamespaceName(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
 }
 
 // liveVersions lists, with one metadata-only LIST per kind and namespace (paginated), the
@@ -153,14 +152,10 @@ func liveVersions(ctx context.Context, c client.Client, objects []*unstructured.
 }
 
 // newAppliedState records the objects just applied with their live resourceVersions.
-func newAppliedState(revision string, objects []*unstructured.Unstructured, live map[string]string) *appliedSet {
-	s := &appliedSet{revision: revision, objects: objects, versions: make(map[string]appliedVersion, len(objects))}
-	for _, o := range objects {
-		d, err := digestOf(o)
-		if err != nil {
-			continue
-		}
-		id := objectID(o)
+func newAppliedState(revision string, objects []*unstructured.Unstructured, live map[string]string,
+	digest map[string][sha256.Size]byte) *appliedSet {
+	s := &appliedSet{revision: revision, objects: objects, versions: make(map[string]appliedVersion, len(digest))}
+	for id, d := range digest {
 		s.versions[id] = appliedVersion{digest: d, resourceVersion: live[id]}
 	}
 	return s
