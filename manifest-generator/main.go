@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"os"
-	"time"
 
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
@@ -39,7 +38,8 @@ func main() {
 	pflag.IntVar(&buildOpts.CacheSize, "generator-cache-size", 64,
 		"The number of generator outputs kept in memory: an unchanged revision is applied again without running any command. 0 turns the cache off.")
 	pflag.Int64Var(&buildOpts.MaxOutput, "max-output-size", 64<<20, "The largest standard output, in bytes, a generator may print.")
-	pflag.DurationVar(&buildOpts.DefaultTimeout, "sync-timeout", time.Minute, "The timeout of a generator command when spec.timeout is not set.")
+	pflag.DurationVar(&buildOpts.DefaultTimeout, "sync-timeout", generatorv1.DefaultTimeout,
+		"The timeout of a sync, and of each generator and updater command, when the ManifestGeneration's spec.timeout is not set.")
 	pflag.StringVar(&buildOpts.Path, "generator-path", os.Getenv("PATH"), "The PATH generator and updater commands run with (kustomize, helm, sh).")
 	pflag.IntVar(&applyConcurrency, "apply-concurrency", 10, "The number of objects of one ManifestGeneration dry-run and applied at once.")
 	pflag.Parse()
@@ -68,7 +68,9 @@ func main() {
 	bootstrap.Exit(generation.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestGeneration controller")
 	update := &controller.ManifestUpdateReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Metrics: &readiness,
-		Scheme: scheme, Path: buildOpts.Path, RequeueDependency: opts.RequeueDependency,
+		// The builder's scheme: patch files merge the same way when synced and when updated.
+		Scheme: clientgoscheme.Scheme, Path: buildOpts.Path, DefaultTimeout: buildOpts.DefaultTimeout, MaxOutput: buildOpts.MaxOutput,
+		RequeueDependency: opts.RequeueDependency,
 	}
 	bootstrap.Exit(update.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestUpdate controller")
 

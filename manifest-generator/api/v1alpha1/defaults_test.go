@@ -22,14 +22,15 @@ func TestManifestGenerationDefaultsInGo(t *testing.T) {
 	g := NewWithT(t)
 	mgen := &ManifestGeneration{}
 	g.Expect(mgen.GetPath()).To(Equal("./"))
-	g.Expect(mgen.GetTimeout()).To(Equal(time.Minute))
+	g.Expect(mgen.GetTimeout(DefaultTimeout)).To(Equal(time.Minute))
+	g.Expect(mgen.GetTimeout(5 * time.Minute)).To(Equal(5 * time.Minute))
 	g.Expect(mgen.GetPrune()).To(BeTrue())
 
 	prune := false
 	mgen.Spec = ManifestGenerationSpec{Path: "staging", Prune: &prune,
 		Interval: metav1.Duration{Duration: 5 * time.Minute}, Timeout: &metav1.Duration{Duration: 30 * time.Second}}
 	g.Expect(mgen.GetPath()).To(Equal("staging"))
-	g.Expect(mgen.GetTimeout()).To(Equal(30 * time.Second))
+	g.Expect(mgen.GetTimeout(DefaultTimeout)).To(Equal(30 * time.Second))
 	g.Expect(mgen.GetInterval()).To(Equal(5 * time.Minute))
 	g.Expect(mgen.GetPrune()).To(BeFalse())
 }

@@ -24,8 +24,9 @@ const (
 const (
 	// DefaultPath is the target path when spec.path is empty: the root of the artifact.
 	DefaultPath = "./"
-	// DefaultTimeout is the sync timeout, and the timeout of each generator command, when
-	// spec.timeout is unset (the one minute of the .flux.yaml documentation).
+	// DefaultTimeout is the default of the controller's --sync-timeout: the sync timeout, and the
+	// timeout of each generator command, when spec.timeout is unset (the one minute of the
+	// .flux.yaml documentation).
 	DefaultTimeout = time.Minute
 )
 
@@ -52,8 +53,7 @@ type ManifestGenerationSpec struct {
 	Interval metav1.Duration `json:"interval"`
 
 	// Timeout of a sync (fetch, generate, apply, health checks), also the timeout of each
-	// generator command (default 1m).
-	// +kubebuilder:default="1m"
+	// generator command without its own (default: the controller's --sync-timeout, 1m).
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m))+$"
 	// +optional
@@ -117,6 +117,7 @@ type SourceReference struct {
 
 // EnvVar is an environment variable of the generator commands.
 // +kubebuilder:validation:XValidation:rule="!(self.name in ['PATH', 'HOME'])",message="PATH and HOME are set by the controller and cannot be overridden in spec.env"
+// +kubebuilder:validation:XValidation:rule="!self.name.startsWith('FLUX_')",message="FLUX_ variables carry the update request to updaters and cannot be set in spec.env"
 type EnvVar struct {
 	// Name of the variable, a C identifier.
 	// +kubebuilder:validation:MaxLength=256
@@ -194,10 +195,10 @@ func (in *ManifestGeneration) GetRequestStatus() *meta.ReconcileRequestStatus {
 // GetInterval is spec.interval.
 func (in *ManifestGeneration) GetInterval() time.Duration { return in.Spec.Interval.Duration }
 
-// GetTimeout is spec.timeout, DefaultTimeout (1m) when unset.
-func (in *ManifestGeneration) GetTimeout() time.Duration {
+// GetTimeout is spec.timeout, def (the controller's --sync-timeout) when unset.
+func (in *ManifestGeneration) GetTimeout(def time.Duration) time.Duration {
 	if in.Spec.Timeout == nil || in.Spec.Timeout.Duration <= 0 {
-		return DefaultTimeout
+		return def
 	}
 	return in.Spec.Timeout.Duration
 }

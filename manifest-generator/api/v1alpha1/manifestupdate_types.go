@@ -105,7 +105,8 @@ type PolicyChange struct {
 	// +required
 	Name string `json:"name"`
 
-	// Value of the policy; unset (or null), the policy is removed.
+	// Value of the policy; unset, null or empty, the policy is removed (as in Flux v1, a present
+	// policy has a value).
 	// +optional
 	Value *string `json:"value,omitempty"`
 }

@@ -36,14 +36,14 @@ func TestManifestGenerationDefaults(t *testing.T) {
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "podinfo"}, got)).To(Succeed())
 	g.Expect(got.Spec.SourceRef).To(Equal(generatorv1.SourceReference{Kind: generatorv1.GitRepositoryKind, Name: "podinfo"}))
 	g.Expect(got.Spec.Path).To(Equal("./"))
-	g.Expect(got.Spec.Timeout).To(Equal(&metav1.Duration{Duration: time.Minute}))
+	g.Expect(got.Spec.Timeout).To(BeNil(), "the controller's --sync-timeout applies")
 	g.Expect(got.Spec.Prune).To(HaveValue(BeTrue()))
 	g.Expect(got.Spec.Interval.Duration).To(Equal(5 * time.Minute))
 	g.Expect(got.Spec.AllowEmpty).To(BeFalse())
 	g.Expect(got.Spec.Wait).To(BeFalse())
 	g.Expect(got.Spec.Suspend).To(BeFalse())
 	g.Expect(got.GetPath()).To(Equal(generatorv1.DefaultPath))
-	g.Expect(got.GetTimeout()).To(Equal(generatorv1.DefaultTimeout))
+	g.Expect(got.GetTimeout(generatorv1.DefaultTimeout)).To(Equal(time.Minute))
 	g.Expect(got.GetPrune()).To(BeTrue())
 
 	// A ManifestGeneration built in Go gets the same defaults.
@@ -54,7 +54,7 @@ func TestManifestGenerationDefaults(t *testing.T) {
 	mgen.Namespace, mgen.Name = ns, "from-go"
 	g.Expect(env.Client.Create(context.Background(), mgen)).To(Succeed())
 	g.Expect(mgen.Spec.Path).To(Equal("./"))
-	g.Expect(mgen.Spec.Timeout.Duration).To(Equal(time.Minute))
+	g.Expect(mgen.Spec.Timeout).To(BeNil())
 	g.Expect(mgen.Spec.Prune).To(HaveValue(BeTrue()))
 }
 
@@ -94,7 +94,7 @@ spec:
 		Kind: generatorv1.OCIRepositoryKind, Name: "fleet"}))
 	g.Expect(got.GetPath()).To(Equal("./clusters/staging"))
 	g.Expect(got.GetInterval()).To(Equal(90 * time.Minute))
-	g.Expect(got.GetTimeout()).To(Equal(150 * time.Second))
+	g.Expect(got.GetTimeout(generatorv1.DefaultTimeout)).To(Equal(150 * time.Second))
 	g.Expect(got.Spec.Prune).To(HaveValue(BeFalse()))
 	g.Expect(got.GetPrune()).To(BeFalse())
 	g.Expect(got.Spec.AllowEmpty).To(BeTrue())
@@ -137,6 +137,12 @@ func TestManifestGenerationSpecValidation(t *testing.T) {
   env:
     - name: PATH
       value: /tmp/bin`},
+		{name: "env FLUX_", rejected: "FLUX_ variables carry the update request to updaters and cannot be set in spec.env", spec: `
+  sourceRef: {kind: GitRepository, name: podinfo}
+  interval: 5m
+  env:
+    - name: FLUX_IMG
+      value: evil`},
 		{name: "env HOME", rejected: "PATH and HOME are set by the controller and cannot be overridden in spec.env", spec: `
   sourceRef: {kind: GitRepository, name: podinfo}
   interval: 5m

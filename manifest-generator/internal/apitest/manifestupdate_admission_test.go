@@ -95,7 +95,7 @@ func TestManifestUpdatePolicyRemovalRoundTrips(t *testing.T) {
 		map[string]any{"name": "tag.podinfod"},
 	}))
 
-	// An empty value is a value, not a removal.
+	// An empty value round-trips as written (the controller removes the policy for it).
 	empty := ""
 	got.Spec.Policies = []generatorv1.PolicyChange{{Name: "locked_msg", Value: &empty}}
 	g.Expect(env.Client.Update(ctx, got)).To(Succeed())

@@ -108,6 +108,15 @@ type Result struct {
 	CommandsRun int
 }
 
+// Timeout is the sync timeout of spec, also the timeout of its commands without their own:
+// spec.timeout, or --sync-timeout when unset.
+func (b *Builder) Timeout(spec generatorv1.ManifestGenerationSpec) time.Duration {
+	if spec.Timeout != nil && spec.Timeout.Duration > 0 {
+		return spec.Timeout.Duration
+	}
+	return b.opts.DefaultTimeout
+}
+
 // Build returns the objects that spec's target path of art holds.
 //
 // A result is cached by artifact digest, target path, spec.env and the command timeout: every
@@ -134,10 +143,7 @@ func (b *Builder) Build(ctx context.Context, art Artifact, spec generatorv1.Mani
 	if err != nil {
 		return nil, terminal(err)
 	}
-	timeout := b.opts.DefaultTimeout
-	if spec.Timeout != nil && spec.Timeout.Duration > 0 {
-		timeout = spec.Timeout.Duration
-	}
+	timeout := b.Timeout(spec)
 
 	var key string
 	if b.cache != nil {

@@ -121,6 +121,18 @@ func TestBuildCommandTimeout(t *testing.T) {
 	}
 }
 
+// Output over --max-output-size fails the revision for good: the same revision prints the same.
+func TestBuildOutputCapIsTerminal(t *testing.T) {
+	g := NewWithT(t)
+	srv := serveArtifacts(t)
+	art := srv.publish(t, "r1", writeTree(t, map[string]string{
+		".flux.yaml": "version: 1\ncommandUpdated:\n  generators:\n    - command: head -c 2048 /dev/zero\n",
+	}))
+	_, err := newBuilder(t, Options{MaxOutput: 1024}).Build(context.Background(), art, specOf("./"))
+	g.Expect(err).To(MatchError(ContainSubstring("output larger than 1024 bytes")))
+	g.Expect(IsTerminal(err)).To(BeTrue())
+}
+
 // An empty output would prune everything: refused unless spec.allowEmpty or prune is off.
 func TestBuildEmptyOutput(t *testing.T) {
 	g := NewWithT(t)

@@ -108,7 +108,7 @@ func (r *ManifestGenerationReconciler) Reconcile(ctx context.Context, req ctrl.R
 		}
 	}
 	interval := jitter.JitteredIntervalDuration(obj.GetInterval())
-	sctx, cancel := context.WithTimeout(ctx, obj.GetTimeout()+time.Minute)
+	sctx, cancel := context.WithTimeout(ctx, r.Builder.Timeout(obj.Spec)+time.Minute)
 	defer cancel()
 	return r.reconcile(sctx, obj, start, interval, prior)
 }
@@ -171,7 +171,7 @@ func (r *ManifestGenerationReconciler) applyObjects(ctx context.Context, obj *ge
 	applier := r.applier(cl)
 	res, err := applier.Apply(ctx, apply.Request{
 		Owner: client.ObjectKeyFromObject(obj), Revision: revision, Objects: objects,
-		Inventory: entries(obj.Status.Inventory), Prune: obj.GetPrune(), Wait: obj.Spec.Wait, Timeout: obj.GetTimeout(),
+		Inventory: entries(obj.Status.Inventory), Prune: obj.GetPrune(), Wait: obj.Spec.Wait, Timeout: r.Builder.Timeout(obj.Spec),
 	})
 	if res != nil && res.Inventory != nil {
 		obj.Status.Inventory = inventoryOf(res.Inventory)

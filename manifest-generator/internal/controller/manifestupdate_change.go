@@ -67,7 +67,7 @@ func (r *ManifestUpdateReconciler) change(ctx context.Context, obj *generatorv1.
 		return err
 	}
 	defer cleanup()
-	mode := updateMode{runner: &fluxyaml.Runner{Path: r.Path, Home: home, Env: t.env, DefaultTimeout: t.timeout}}
+	mode := updateMode{runner: &fluxyaml.Runner{Path: r.Path, Home: home, Env: t.env, DefaultTimeout: t.timeout, MaxOutput: r.MaxOutput}}
 	configPath, found, err := fluxyaml.Find(dir, t.path)
 	if err != nil {
 		return changeFailed(err)

@@ -42,6 +42,10 @@ type ManifestUpdateReconciler struct {
 	Scheme *runtime.Scheme
 	// Path is the PATH generator and updater commands run with.
 	Path string
+	// DefaultTimeout of commands when the ManifestGeneration has no spec.timeout (--sync-timeout).
+	DefaultTimeout time.Duration
+	// MaxOutput caps a generator's standard output in bytes (--max-output-size).
+	MaxOutput int64
 	// Dir is the scratch directory of the clones (the system's temp dir when empty).
 	Dir string
 	// RequeueDependency is how soon an update whose ManifestGeneration or GitRepository is

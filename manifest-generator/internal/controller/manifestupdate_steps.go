@@ -32,6 +32,8 @@ type updateTarget struct {
 	repoName   string
 	url        string
 	branch     string
+	// base is the source's branch, where a new push branch starts.
+	base string
 	secretName string
 	// path is the generation's spec.path, cleaned and relative to the repository root.
 	path string
@@ -68,10 +70,11 @@ func (r *ManifestUpdateReconciler) target(ctx context.Context, obj *generatorv1.
 		}
 		env[v.Name] = v.Value
 	}
-	t = updateTarget{repoName: ref.Name, path: path, namespace: gen.Namespace, env: env, timeout: fluxyaml.DefaultTimeout}
-	if gen.Spec.Timeout != nil && gen.Spec.Timeout.Duration > 0 {
-		t.timeout = gen.Spec.Timeout.Duration
+	defaultTimeout := r.DefaultTimeout
+	if defaultTimeout <= 0 {
+		defaultTimeout = fluxyaml.DefaultTimeout
 	}
+	t = updateTarget{repoName: ref.Name, path: path, namespace: gen.Namespace, env: env, timeout: gen.GetTimeout(defaultTimeout)}
 
 	repo := newSource(generatorv1.GitRepositoryKind)
 	if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: ref.Name}, repo); err != nil {
@@ -82,9 +85,10 @@ func (r *ManifestUpdateReconciler) target(ctx context.Context, obj *generatorv1.
 	}
 	t.url, _, _ = unstructured.NestedString(repo.Object, "spec", "url")
 	t.secretName, _, _ = unstructured.NestedString(repo.Object, "spec", "secretRef", "name")
+	t.base, _, _ = unstructured.NestedString(repo.Object, "spec", "ref", "branch")
 	t.branch = obj.GetBranch()
 	if t.branch == "" {
-		t.branch, _, _ = unstructured.NestedString(repo.Object, "spec", "ref", "branch")
+		t.branch = t.base
 	}
 	if t.url == "" {
 		return t, "", reconcile.TerminalError(fmt.Errorf("GitRepository '%s/%s' has no spec.url", obj.Namespace, ref.Name))
@@ -112,7 +116,7 @@ func cleanTargetPath(p string) (string, error) {
 // secretRef, the signing key, the author and the message. cleanup removes the credential files.
 func (r *ManifestUpdateReconciler) pushOptions(ctx context.Context, obj *generatorv1.ManifestUpdate, t updateTarget) (gitwrite.Options, func(), error) {
 	author := obj.GetAuthor()
-	opts := gitwrite.Options{URL: t.url, Branch: t.branch, Author: gitwrite.Author{Name: author.Name, Email: author.Email}, Dir: r.Dir}
+	opts := gitwrite.Options{URL: t.url, Branch: t.branch, BaseBranch: t.base, Author: gitwrite.Author{Name: author.Name, Email: author.Email}, Dir: r.Dir}
 	msg, err := commitMessage(obj)
 	if err != nil {
 		return opts, func() {}, reconcile.TerminalError(err)

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gates/gatestest"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
@@ -371,25 +372,8 @@ func TestManifestUpdatePushRejected(t *testing.T) {
 // Closed gates hold the change: Blocked, nothing pushed; opening them lets it through.
 func TestManifestUpdateGateClosed(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
 	f := newUpdateFixture(t, map[string]string{"apps/podinfo.yaml": podinfoDeployment})
-	gate := gates.NewGate()
-	gate.SetNamespace(f.ns)
-	gate.SetName("freeze")
-	g.Expect(k8s.Create(ctx, gate)).To(Succeed())
-	setOpened := func(open bool) {
-		cs, reason := "False", "GateClosed"
-		if open {
-			cs, reason = "True", "GateOpened"
-		}
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(gate), gate)).To(Succeed())
-		gate.Object["status"] = map[string]any{"conditions": []any{map[string]any{
-			"type": gates.OpenedCondition, "status": cs, "reason": reason, "message": "test",
-			"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
-		}}}
-		g.Expect(k8s.Status().Update(ctx, gate)).To(Succeed())
-	}
-	setOpened(false)
+	gatestest.SetOpened(t, k8s, f.ns, "freeze", false)
 	key := f.createUpdate(t, imageUpdate+`  gates:
     refs: [freeze]
 `)
@@ -399,7 +383,7 @@ func TestManifestUpdateGateClosed(t *testing.T) {
 	g.Expect(conditions.GetReason(getUpdate(g, key), meta.ReadyCondition)).To(Equal("GateClosed"))
 	g.Consistently(func() string { return f.head(t) }, 2*time.Second).Should(Equal(f.base))
 
-	setOpened(true)
+	gatestest.SetOpened(t, k8s, f.ns, "freeze", true)
 	g.Eventually(updateReady(key), timeout).Should(HavePrefix("True|Committed|"))
 	g.Expect(f.head(t)).NotTo(Equal(f.base))
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -160,19 +161,29 @@ func (s *artifactServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // GitRepository the first time), as the source-controller would after a new commit.
 func publish(t *testing.T, ns, name, revision string, files map[string]string) {
 	t.Helper()
+	publishSource(t, generatorv1.GitRepositoryKind, ns, name, revision, files)
+}
+
+// publishSource is publish for a source of any kind (GitRepository, OCIRepository).
+func publishSource(t *testing.T, kind, ns, name, revision string, files map[string]string) {
+	t.Helper()
 	g := NewWithT(t)
 	data := tarGzip(t, files)
-	path := fmt.Sprintf("/gitrepository/%s/%s/%x.tar.gz", ns, name, sha256.Sum256(data))
+	path := fmt.Sprintf("/%s/%s/%s/%x.tar.gz", strings.ToLower(kind), ns, name, sha256.Sum256(data))
 	artifacts.mu.Lock()
 	artifacts.files[path] = data
 	artifacts.mu.Unlock()
 
-	repo := newSource(generatorv1.GitRepositoryKind)
+	repo := newSource(kind)
 	repo.SetNamespace(ns)
 	repo.SetName(name)
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(repo), repo); err != nil {
 		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
-		g.Expect(unstructured.SetNestedField(repo.Object, map[string]any{"url": "https://example.com/repo.git", "interval": "1h"}, "spec")).To(Succeed())
+		url := "https://example.com/repo.git"
+		if kind == generatorv1.OCIRepositoryKind {
+			url = "oci://example.com/repo"
+		}
+		g.Expect(unstructured.SetNestedField(repo.Object, map[string]any{"url": url, "interval": "1h"}, "spec")).To(Succeed())
 		g.Expect(k8s.Create(context.Background(), repo)).To(Succeed())
 	}
 	g.Expect(unstructured.SetNestedField(repo.Object, map[string]any{

@@ -3,15 +3,15 @@ package fluxyaml
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctest"
 )
 
 func TestRunEnvironmentIsExactlyTheAllowedSet(t *testing.T) {
@@ -116,32 +116,6 @@ func TestRunMissingDirectory(t *testing.T) {
 	g.Expect(ce.ExitCode).To(Equal(-1))
 }
 
-// processGone reports whether pid has exited: no such process, or a
-// zombie nobody reaped yet (the container's init may not reap).
-func processGone(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	// The state follows the command name in parentheses.
-	s := string(stat)
-	i := strings.LastIndex(s, ")")
-	return i >= 0 && len(s) > i+2 && (s[i+2] == 'Z' || s[i+2] == 'X')
-}
-
-func readPid(g Gomega, file string) int {
-	var pid int
-	g.Eventually(func() error {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return err
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
-		return err
-	}).Should(Succeed())
-	return pid
-}
-
 func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
@@ -158,8 +132,8 @@ func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
 	g.Expect(ce.TimedOut).To(BeTrue())
 	g.Expect(err.Error()).To(Equal(`command "sleep 300 & echo $! > pidfile; wait" timed out after 300ms`))
 
-	child := readPid(g, filepath.Join(dir, "pidfile"))
-	g.Eventually(func() bool { return processGone(child) }).Should(BeTrue(), "background child %d survived the timeout", child)
+	child := proctest.ReadPid(g, filepath.Join(dir, "pidfile"))
+	g.Eventually(func() bool { return proctest.Gone(child) }).Should(BeTrue(), "background child %d survived the timeout", child)
 }
 
 func TestRunDefaultTimeout(t *testing.T) {
@@ -176,8 +150,8 @@ func TestRunKillsBackgroundChildrenAfterExit(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(out)).To(Equal("done\n"))
 	g.Expect(time.Since(start)).To(BeNumerically("<", 30*time.Second))
-	child := readPid(g, filepath.Join(dir, "pidfile"))
-	g.Eventually(func() bool { return processGone(child) }).Should(BeTrue(), "background child %d outlived the command", child)
+	child := proctest.ReadPid(g, filepath.Join(dir, "pidfile"))
+	g.Eventually(func() bool { return proctest.Gone(child) }).Should(BeTrue(), "background child %d outlived the command", child)
 }
 
 func TestRunCancel(t *testing.T) {
@@ -207,8 +181,8 @@ func TestRunOutputCap(t *testing.T) {
 	g.Expect(out).To(BeNil())
 	g.Expect(errors.Is(err, ErrOutputTooLarge)).To(BeTrue(), "%v", err)
 	g.Expect(err.Error()).To(ContainSubstring("failed: output larger than 1048576 bytes"))
-	shell := readPid(g, filepath.Join(dir, "pidfile"))
-	g.Eventually(func() bool { return processGone(shell) }).Should(BeTrue())
+	shell := proctest.ReadPid(g, filepath.Join(dir, "pidfile"))
+	g.Eventually(func() bool { return proctest.Gone(shell) }).Should(BeTrue())
 
 	// Output up to the cap is fine.
 	out, err = r.Run(context.Background(), Command{Command: "head -c 1048576 /dev/zero"}, dir, nil)

@@ -65,13 +65,14 @@ func ImageEnv(w Workload, container, image string) (map[string]string, error) {
 }
 
 // PolicyEnv is the environment of policy updaters: the workload variables
-// plus FLUX_POLICY and FLUX_POLICY_VALUE. A nil value leaves
-// FLUX_POLICY_VALUE unset, which tells the updater to remove the policy
-// (an empty string is a value).
+// plus FLUX_POLICY and FLUX_POLICY_VALUE. A nil or empty value leaves
+// FLUX_POLICY_VALUE unset, which tells the updater to remove the policy: as in
+// Flux v1 a present policy has a non-empty value, and raw and patchUpdated
+// updates remove it the same way.
 func PolicyEnv(w Workload, policy string, value *string) map[string]string {
 	env := workloadEnv(w)
 	env["FLUX_POLICY"] = policy
-	if value != nil {
+	if value != nil && *value != "" {
 		env["FLUX_POLICY_VALUE"] = *value
 	}
 	return env

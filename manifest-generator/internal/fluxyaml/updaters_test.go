@@ -98,7 +98,7 @@ func TestPolicyEnv(t *testing.T) {
 		"FLUX_POLICY_VALUE": "semver:~1.2",
 	}))
 	empty := ""
-	g.Expect(PolicyEnv(w, "locked", &empty)).To(HaveKeyWithValue("FLUX_POLICY_VALUE", ""))
+	g.Expect(PolicyEnv(w, "locked", &empty)).NotTo(HaveKey("FLUX_POLICY_VALUE"), "an empty value is a removal")
 	g.Expect(PolicyEnv(w, "automated", nil)).To(Equal(map[string]string{
 		"FLUX_WORKLOAD": "apps:deployment/podinfo",
 		"FLUX_WL_NS":    "apps",

@@ -30,6 +30,9 @@ type Options struct {
 	Auth *gitauth.Auth
 	// Branch is checked out and pushed to.
 	Branch string
+	// BaseBranch, when set, is checked out instead while Branch does not exist on the server;
+	// the first push then creates Branch from it (Flux's separate checkout and push branches).
+	BaseBranch string
 	// Author signs the commit, as author and committer.
 	Author Author
 	// Message is the commit message.

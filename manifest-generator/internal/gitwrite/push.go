@@ -58,20 +58,18 @@ func pushOnce(ctx context.Context, opts Options, change func(dir string) error) 
 	}
 	defer os.RemoveAll(dir)
 
-	branch := plumbing.NewBranchReferenceName(opts.Branch)
-	clone := &gogit.CloneOptions{
-		URL:           opts.URL,
-		ReferenceName: branch,
-		SingleBranch:  true,
-		Depth:         1,
-		Tags:          gogit.NoTags,
+	target := plumbing.NewBranchReferenceName(opts.Branch)
+	repo, err := clone(ctx, dir, opts, target)
+	local, create := target, false
+	if errors.Is(err, gogit.NoMatchingRefSpecError{}) && opts.BaseBranch != "" && opts.BaseBranch != opts.Branch {
+		// The push branch does not exist yet: start it from the base branch.
+		if err = os.RemoveAll(dir); err == nil {
+			local, create = plumbing.NewBranchReferenceName(opts.BaseBranch), true
+			repo, err = clone(ctx, dir, opts, local)
+		}
 	}
-	if opts.Auth != nil {
-		clone.Auth, clone.CABundle = opts.Auth.Method, opts.Auth.CABundle
-	}
-	repo, err := gogit.PlainCloneContext(ctx, dir, false, clone)
 	if err != nil {
-		return "", fmt.Errorf("cloning branch '%s' of '%s': %w", opts.Branch, opts.redactedURL(), err)
+		return "", fmt.Errorf("cloning branch '%s' of '%s': %w", local.Short(), opts.redactedURL(), err)
 	}
 	head, err := repo.Head()
 	if err != nil {
@@ -95,11 +93,15 @@ func pushOnce(ctx context.Context, opts Options, change func(dir string) error) 
 	// the branch is still there (the new commit is its child, so this is a fast-forward). Without
 	// a lease, go-git would check the fast-forward by walking history the shallow clone lacks.
 	var progress bytes.Buffer
+	// A new branch is created only while it does not exist: the server refuses the update of a
+	// ref whose old value is not the zero id it is sent.
 	push := &gogit.PushOptions{
-		RemoteName:     gogit.DefaultRemoteName,
-		RefSpecs:       []config.RefSpec{config.RefSpec(branch + ":" + branch)},
-		ForceWithLease: &gogit.ForceWithLease{RefName: branch, Hash: base},
-		Progress:       &progress,
+		RemoteName: gogit.DefaultRemoteName,
+		RefSpecs:   []config.RefSpec{config.RefSpec(local + ":" + target)},
+		Progress:   &progress,
+	}
+	if !create {
+		push.ForceWithLease = &gogit.ForceWithLease{RefName: target, Hash: base}
 	}
 	if opts.Auth != nil {
 		push.Auth, push.CABundle = opts.Auth.Method, opts.Auth.CABundle
@@ -141,3 +143,18 @@ type rejectedError struct{ msg string }
 
 func (e *rejectedError) Error() string        { return e.msg }
 func (e *rejectedError) Is(target error) bool { return target == ErrRejected }
+
+// clone makes a shallow clone of branch into dir.
+func clone(ctx context.Context, dir string, opts Options, branch plumbing.ReferenceName) (*gogit.Repository, error) {
+	o := &gogit.CloneOptions{
+		URL:           opts.URL,
+		ReferenceName: branch,
+		SingleBranch:  true,
+		Depth:         1,
+		Tags:          gogit.NoTags,
+	}
+	if opts.Auth != nil {
+		o.Auth, o.CABundle = opts.Auth.Method, opts.Auth.CABundle
+	}
+	return gogit.PlainCloneContext(ctx, dir, false, o)
+}
