@@ -20,7 +20,7 @@ import (
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 )
 
-func createGeneration(t *testing.T, ns, manifest string) client.ObjectKey {
+func createGeneration(t testing.TB, ns, manifest string) client.ObjectKey {
 	t.Helper()
 	obj := &generatorv1.ManifestGeneration{}
 	NewWithT(t).Expect(yaml.UnmarshalStrict([]byte(manifest), obj)).To(Succeed())

@@ -29,11 +29,11 @@ import (
 // updateTarget is where a ManifestUpdate writes: the repository and branch of the
 // ManifestGeneration's GitRepository, and the generation's target path and command settings.
 type updateTarget struct {
-	repoName   string
-	url        string
-	branch     string
+	repoName string
+	url      string
+	branch   string
 	// base is the source's branch, where a new push branch starts.
-	base string
+	base       string
 	secretName string
 	// path is the generation's spec.path, cleaned and relative to the repository root.
 	path string

@@ -35,6 +35,9 @@ type updateFixture struct {
 	base string
 }
 
+// nsPlaceholder in fixture files is replaced by the fixture's namespace.
+const nsPlaceholder = "__NS__"
+
 func newUpdateFixture(t *testing.T, files map[string]string) *updateFixture {
 	t.Helper()
 	testserver.RequireGit(t)
@@ -42,8 +45,12 @@ func newUpdateFixture(t *testing.T, files map[string]string) *updateFixture {
 	ctx := context.Background()
 	srv := testserver.NewGitServer(t, testserver.Options{Username: "bob", Password: "s3cret"})
 	repo := srv.NewRepo(t, "fleet")
-	base := repo.Commit(t, "Initial commit", files)
 	ns := newNamespace(t)
+	withNS := make(map[string]string, len(files))
+	for name, content := range files {
+		withNS[name] = strings.ReplaceAll(content, nsPlaceholder, ns)
+	}
+	base := repo.Commit(t, "Initial commit", withNS)
 	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "git-auth"},
 		Data: map[string][]byte{"username": []byte("bob"), "password": []byte("s3cret")}})).To(Succeed())
 	src := newSource(generatorv1.GitRepositoryKind)
@@ -70,7 +77,7 @@ spec:
 func (f *updateFixture) createUpdate(t *testing.T, manifest string) client.ObjectKey {
 	t.Helper()
 	obj := &generatorv1.ManifestUpdate{}
-	NewWithT(t).Expect(yaml.UnmarshalStrict([]byte(manifest), obj)).To(Succeed())
+	NewWithT(t).Expect(yaml.UnmarshalStrict([]byte(strings.ReplaceAll(manifest, nsPlaceholder, f.ns)), obj)).To(Succeed())
 	obj.Namespace = f.ns
 	NewWithT(t).Expect(k8s.Create(context.Background(), obj)).To(Succeed())
 	return client.ObjectKeyFromObject(obj)
@@ -122,6 +129,17 @@ func (f *updateFixture) fileAtHead(t *testing.T, path string) string {
 // changedFiles are the files the head commit of master changed.
 func (f *updateFixture) changedFiles(t *testing.T) []string {
 	return strings.Fields(git(t, f.repo.Dir, "diff-tree", "--no-commit-id", "--name-only", "-r", "refs/heads/master"))
+}
+
+// publishHead publishes the tree of master on the server as the GitRepository's artifact, as
+// the source-controller would after fetching it.
+func (f *updateFixture) publishHead(t *testing.T) {
+	t.Helper()
+	files := map[string]string{}
+	for _, name := range strings.Fields(git(t, f.repo.Dir, "ls-tree", "-r", "--name-only", "refs/heads/master")) {
+		files[name] = f.fileAtHead(t, name) + "\n"
+	}
+	publish(t, f.ns, "fleet", "master@sha1:"+f.head(t), files)
 }
 
 func (f *updateFixture) commitCount(t *testing.T) string {
@@ -358,8 +376,9 @@ func TestManifestUpdatePushRejected(t *testing.T) {
 	g.Expect(os.WriteFile(filepath.Join(f.repo.Dir, "hooks", "pre-receive"),
 		[]byte("#!/bin/sh\necho \"branch master is protected\" >&2\nexit 1\n"), 0o755)).To(Succeed())
 	key := f.createUpdate(t, imageUpdate)
-	g.Eventually(updateReady(key), timeout).Should(HavePrefix("False|PushFailed|"))
-	msg := updateReady(key)(g)
+	// The push is retried, Ready going Unknown in between: keep the message that was seen.
+	var msg string
+	g.Eventually(func(g Gomega) string { msg = updateReady(key)(g); return msg }, timeout).Should(HavePrefix("False|PushFailed|"))
 	t.Log(msg)
 	g.Expect(msg).To(ContainSubstring("branch master is protected"))
 	g.Expect(msg).NotTo(ContainSubstring("s3cret"))

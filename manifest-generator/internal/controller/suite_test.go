@@ -125,7 +125,7 @@ var nsCount atomic.Int64
 
 // newNamespace creates a namespace whose ServiceAccount "tenant" (the suite's
 // --default-service-account) is bound to cluster-admin.
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	g := NewWithT(t)
 	ns := fmt.Sprintf("mgen-%d", nsCount.Add(1))
@@ -159,13 +159,13 @@ func (s *artifactServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // publish makes files the new artifact of the GitRepository ns/name at revision (creating the
 // GitRepository the first time), as the source-controller would after a new commit.
-func publish(t *testing.T, ns, name, revision string, files map[string]string) {
+func publish(t testing.TB, ns, name, revision string, files map[string]string) {
 	t.Helper()
 	publishSource(t, generatorv1.GitRepositoryKind, ns, name, revision, files)
 }
 
 // publishSource is publish for a source of any kind (GitRepository, OCIRepository).
-func publishSource(t *testing.T, kind, ns, name, revision string, files map[string]string) {
+func publishSource(t testing.TB, kind, ns, name, revision string, files map[string]string) {
 	t.Helper()
 	g := NewWithT(t)
 	data := tarGzip(t, files)
@@ -194,7 +194,7 @@ func publishSource(t *testing.T, kind, ns, name, revision string, files map[stri
 }
 
 // tarGzip archives files (slash paths to contents) like a source artifact.
-func tarGzip(t *testing.T, files map[string]string) []byte {
+func tarGzip(t testing.TB, files map[string]string) []byte {
 	t.Helper()
 	names := make([]string, 0, len(files))
 	for n := range files {
