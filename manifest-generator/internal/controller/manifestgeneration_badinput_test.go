@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
@@ -130,4 +131,32 @@ spec:
 `)
 	g.Eventually(readyCondition(key), timeout).Should(Equal("True|ReconciliationSucceeded|Applied revision: latest@sha256:0123"))
 	g.Expect(configMap(g, ns, "app")).To(HaveKeyWithValue("v", "1"))
+}
+
+// A patch file entry whose object the generators no longer produce does not block the sync: it
+// is ignored with a Warning event naming it, and the other entries apply.
+func TestManifestGenerationDropsPatchEntriesOfVanishedObjects(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	publish(t, ns, "repo", "main@sha1:f001", map[string]string{
+		".flux.yaml":       "version: 1\npatchUpdated:\n  generators:\n    - command: cat app.yaml\n  patchFile: flux-patch.yaml\n",
+		"staging/app.yaml": appV1,
+		"staging/flux-patch.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: patched\n" +
+			"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: renamed-away\ndata:\n  v: patched\n",
+	})
+	key := createGeneration(t, ns, generation)
+	g.Eventually(readyCondition(key), timeout).Should(Equal("True|ReconciliationSucceeded|Applied revision: main@sha1:f001"))
+	g.Expect(configMap(g, ns, "app")).To(HaveKeyWithValue("v", "patched"))
+	g.Expect(configMap(g, ns, "renamed-away")).To(BeNil())
+	g.Eventually(func(g Gomega) []string {
+		events := &corev1.EventList{}
+		g.Expect(k8s.List(context.Background(), events, client.InNamespace(ns))).To(Succeed())
+		var msgs []string
+		for _, e := range events.Items {
+			if e.Reason == "PatchEntryDropped" && e.Type == corev1.EventTypeWarning && e.InvolvedObject.Name == key.Name {
+				msgs = append(msgs, e.Message)
+			}
+		}
+		return msgs
+	}, timeout).Should(ConsistOf(And(ContainSubstring("renamed-away"), ContainSubstring("no longer produce"))))
 }
