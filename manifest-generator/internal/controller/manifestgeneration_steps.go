@@ -49,11 +49,16 @@ func (r *ManifestGenerationReconciler) sourceArtifact(ctx context.Context, obj *
 		}
 		return build.Artifact{}, "", err
 	}
-	art, found, _ := unstructured.NestedStringMap(src.Object, "status", "artifact")
-	if !found || art["url"] == "" || art["digest"] == "" {
+	// Field by field: the artifact also holds non-string fields (size, metadata).
+	field := func(name string) string {
+		v, _, _ := unstructured.NestedString(src.Object, "status", "artifact", name)
+		return v
+	}
+	art := build.Artifact{URL: field("url"), Digest: field("digest"), Revision: field("revision")}
+	if art.URL == "" || art.Digest == "" {
 		return build.Artifact{}, fmt.Sprintf("%s '%s/%s' has no artifact yet", ref.Kind, obj.Namespace, ref.Name), nil
 	}
-	return build.Artifact{URL: art["url"], Digest: art["digest"], Revision: art["revision"]}, "", nil
+	return art, "", nil
 }
 
 // clientFor is the client of the generation's account; a missing account is named.

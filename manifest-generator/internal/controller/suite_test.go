@@ -189,6 +189,8 @@ func publishSource(t testing.TB, kind, ns, name, revision string, files map[stri
 	g.Expect(unstructured.SetNestedField(repo.Object, map[string]any{
 		"path": path[1:], "url": artifacts.URL + path, "revision": revision,
 		"digest": fmt.Sprintf("sha256:%x", sha256.Sum256(data)), "lastUpdateTime": time.Now().UTC().Format(time.RFC3339),
+		// Like the source-controller's, the artifact has non-string fields too.
+		"size": int64(len(data)), "metadata": map[string]any{"org.opencontainers.image.source": "https://example.com/repo.git"},
 	}, "status", "artifact")).To(Succeed())
 	g.Expect(k8s.Status().Update(context.Background(), repo)).To(Succeed())
 }
