@@ -18,7 +18,7 @@ import (
 var nsCount atomic.Int64
 
 // newNamespace creates a namespace of its own for a test.
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gates-%d", nsCount.Add(1))}}
 	NewWithT(t).Expect(env.Client.Create(context.Background(), ns)).To(Succeed())
@@ -40,7 +40,7 @@ func closedUntil(at time.Time) gateState {
 }
 
 // createGate creates a Gate and writes its status as the gating-controller would.
-func createGate(t *testing.T, ns, name string, st gateState) *unstructured.Unstructured {
+func createGate(t testing.TB, ns, name string, st gateState) *unstructured.Unstructured {
 	t.Helper()
 	g := NewWithT(t)
 	gate := gates.NewGate()
@@ -51,7 +51,7 @@ func createGate(t *testing.T, ns, name string, st gateState) *unstructured.Unstr
 	return gate
 }
 
-func setGateStatus(t *testing.T, gate *unstructured.Unstructured, st gateState) {
+func setGateStatus(t testing.TB, gate *unstructured.Unstructured, st gateState) {
 	t.Helper()
 	status := map[string]any{}
 	if st.opened != nil {

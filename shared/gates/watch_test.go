@@ -38,7 +38,7 @@ func (r *recorder) count(key types.NamespacedName) int {
 
 // startConsumerController runs a manager with a Consumer controller wired the way every gated
 // controller is: the spec.gates.refs index and the Gate watch.
-func startConsumerController(t *testing.T) *recorder {
+func startConsumerController(t testing.TB) *recorder {
 	t.Helper()
 	g := NewWithT(t)
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
@@ -58,7 +58,7 @@ func startConsumerController(t *testing.T) *recorder {
 	return rec
 }
 
-func createConsumer(t *testing.T, ns, name string, spec *gates.Gates) types.NamespacedName {
+func createConsumer(t testing.TB, ns, name string, spec *gates.Gates) types.NamespacedName {
 	t.Helper()
 	c := &testapi.Consumer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: testapi.ConsumerSpec{Gates: spec}}
 	NewWithT(t).Expect(env.Client.Create(context.Background(), c)).To(Succeed())
