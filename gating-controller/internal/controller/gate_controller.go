@@ -145,8 +145,10 @@ func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate
 // record writes the decision into the status and, when the gate changes state, into the history,
 // an event, a log line and the metrics.
 func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gateDecision, now time.Time) {
-	prev := conditions.Get(gate, gates.OpenedCondition)
-	changed := prev == nil || (prev.Status == metav1.ConditionTrue) != d.opened()
+	// The history, not the Opened condition, says what was recorded last: conditions are
+	// written before the rest of the status, so a controller stopped between the two writes
+	// finds the condition changed but the transition not yet in the history.
+	changed := len(gate.Status.History) == 0 || gate.Status.History[0].Opened != d.opened()
 
 	if d.opened() {
 		conditions.MarkTrue(gate, gates.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)

@@ -1,0 +1,42 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/sluice-gitops/sluice/shared/gates"
+
+	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+)
+
+// A controller stopped after writing the Opened condition of a transition but before the
+// history (the status is written in two requests) records the transition when it handles the
+// request again: the history decides what is new, not the condition.
+func TestRecordAfterAnInterruptedStatusWrite(t *testing.T) {
+	g := NewWithT(t)
+	events := record.NewFakeRecorder(10)
+	r := &GateReconciler{EventRecorder: events}
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	gate := &gatingv1.Gate{}
+	gate.Namespace, gate.Name = "flux-system", "change-freeze"
+	gate.Status.History = []gatingv1.GateTransition{{Time: metav1.NewTime(now.Add(-time.Hour)), Opened: true, Cause: "default"}}
+	conditions.MarkFalse(gate, gates.OpenedCondition, ReconciliationSucceededReason, "Gate close requested")
+
+	closeRequest := gateDecision{state: gatingv1.GateClosed, cause: "request", reason: "freeze", requestedBy: "alice", message: "Gate close requested"}
+	r.record(context.Background(), gate, closeRequest, now)
+	g.Expect(gate.Status.History).To(HaveLen(2))
+	g.Expect(gate.Status.History[0]).To(Equal(gatingv1.GateTransition{
+		Time: metav1.NewTime(now), Opened: false, Cause: "request", Reason: "freeze", RequestedBy: "alice"}))
+	g.Expect(events.Events).To(HaveLen(1))
+
+	// Recording the same state again adds nothing.
+	r.record(context.Background(), gate, closeRequest, now.Add(time.Minute))
+	g.Expect(gate.Status.History).To(HaveLen(2))
+	g.Expect(events.Events).To(HaveLen(1))
+}
