@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,11 +20,20 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sluice-gitops/sluice/e2e/harness"
 )
+
+// deployNamespace is where deploy/default puts the controllers.
+const deployNamespace = "sluice-system"
 
 // kustomizeBuild renders a kustomization with the real kustomize binary.
 func kustomizeBuild(t *testing.T, dir string) []byte {
@@ -32,52 +46,387 @@ func kustomizeBuild(t *testing.T, dir string) []byte {
 	return out
 }
 
+// buildObjects renders a kustomization and decodes its objects.
+func buildObjects(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	objects, err := ssautils.ReadObjects(bytes.NewReader(kustomizeBuild(t, dir)))
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return objects
+}
+
+// applyObjects server-side applies objects as a user's `kubectl apply --server-side` would (CRDs
+// and namespaces first), with one field owner for every test of this package.
+func applyObjects(t *testing.T, objects []*unstructured.Unstructured) {
+	t.Helper()
+	g := NewWithT(t)
+	poller := polling.NewStatusPoller(env.Client, env.Client.RESTMapper(), polling.Options{})
+	manager := ssa.NewResourceManager(env.Client, poller, ssa.Owner{Field: "sluice-e2e", Group: "e2e.sluice.dev"})
+	changes, err := manager.ApplyAllStaged(context.Background(), objects, ssa.DefaultApplyOptions())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(changes.Entries).To(HaveLen(len(objects)))
+}
+
+// flagValue is the value of --name=value in args, and whether it is there.
+func flagValue(args []string, name string) (string, bool) {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// containerPort is the port named name of c, or nil.
+func containerPort(c corev1.Container, name string) *corev1.ContainerPort {
+	for i := range c.Ports {
+		if c.Ports[i].Name == name {
+			return &c.Ports[i]
+		}
+	}
+	return nil
+}
+
 func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	objects, err := ssautils.ReadObjects(bytes.NewReader(kustomizeBuild(t, filepath.Join(env.Root, "deploy", "default"))))
-	g.Expect(err).NotTo(HaveOccurred())
+	objects := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
+	applyObjects(t, objects)
 
-	poller := polling.NewStatusPoller(env.Client, env.Client.RESTMapper(), polling.Options{})
-	manager := ssa.NewResourceManager(env.Client, poller, ssa.Owner{Field: "sluice-e2e", Group: "e2e.sluice.dev"})
-	changes, err := manager.ApplyAllStaged(ctx, objects, ssa.DefaultApplyOptions())
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(changes.Entries).To(HaveLen(len(objects)))
-
+	kinds := map[string][]string{}
 	for _, obj := range objects {
+		kinds[obj.GetKind()] = append(kinds[obj.GetKind()], obj.GetName())
 		got := obj.DeepCopy()
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got)).To(Succeed(), ssautils.FmtUnstructured(obj))
 		if obj.GetKind() != "Namespace" && obj.GetKind() != "CustomResourceDefinition" &&
 			!strings.HasPrefix(obj.GetKind(), "ClusterRole") {
-			g.Expect(got.GetNamespace()).To(Equal("sluice-system"), ssautils.FmtUnstructured(obj))
+			g.Expect(got.GetNamespace()).To(Equal(deployNamespace), ssautils.FmtUnstructured(obj))
 		}
 	}
+	g.Expect(kinds["Deployment"]).To(ConsistOf(harness.Controllers))
+	g.Expect(kinds["ServiceAccount"]).To(ConsistOf(harness.Controllers))
+	g.Expect(kinds["ClusterRole"]).To(ConsistOf(harness.Controllers))
+	g.Expect(kinds["ClusterRoleBinding"]).To(ConsistOf(harness.Controllers))
+	g.Expect(kinds["Service"]).To(ConsistOf("source-controller"))
+	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-scraping", "allow-egress"))
 
+	deployments := map[string]*appsv1.Deployment{}
 	for _, name := range harness.Controllers {
 		d := &appsv1.Deployment{}
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "sluice-system", Name: name}, d)).To(Succeed())
-		c := d.Spec.Template.Spec.Containers[0]
-		g.Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal(name))
-		g.Expect(*d.Spec.Template.Spec.SecurityContext.RunAsNonRoot).To(BeTrue())
-		g.Expect(*c.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
-		g.Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
-		g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
-		g.Expect(c.Resources.Requests).NotTo(BeEmpty())
-		// Every flag the Deployment passes is one the binary has.
-		help := controllerHelp(t, name)
-		for _, arg := range c.Args {
-			flag, _, _ := strings.Cut(arg, "=")
-			g.Expect(help).To(ContainSubstring(flag+" "), "%s passes %s, which the binary does not have", name, flag)
-		}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: name}, d)).To(Succeed())
+		deployments[name] = d
+		checkDeployment(t, d)
 	}
 
+	// The artifact Service: port 80 to the artifact server's port, as Flux's; artifact URLs
+	// advertise the Service's DNS name without a port.
 	svc := &corev1.Service{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "sluice-system", Name: "source-controller"}, svc)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: "source-controller"}, svc)).To(Succeed())
+	g.Expect(svc.Spec.Ports).To(HaveLen(1))
 	g.Expect(svc.Spec.Ports[0].Port).To(BeEquivalentTo(80))
+	source := deployments["source-controller"]
+	g.Expect(svc.Spec.Selector).To(Equal(source.Spec.Selector.MatchLabels))
+	manager := source.Spec.Template.Spec.Containers[0]
+	artifactPort := containerPort(manager, svc.Spec.Ports[0].TargetPort.String())
+	g.Expect(artifactPort).NotTo(BeNil(), "the Service's targetPort %s is no port of the source-controller", svc.Spec.Ports[0].TargetPort.String())
+	storageAddr, _ := flagValue(manager.Args, "--storage-addr")
+	g.Expect(storageAddr).To(Equal(fmt.Sprintf(":%d", artifactPort.ContainerPort)))
+	advAddr, _ := flagValue(manager.Args, "--storage-adv-addr")
+	g.Expect(advAddr).To(Equal("source-controller.$(RUNTIME_NAMESPACE).svc.cluster.local."))
+
+	checkNetworkPolicies(t, deployments)
+	checkPodSecurity(t, deployments)
+}
+
+// checkDeployment checks one controller's Deployment as the API server stored it.
+func checkDeployment(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	g := NewWithT(t)
+	name := d.Name
+	pod := d.Spec.Template.Spec
+	g.Expect(pod.ServiceAccountName).To(Equal(name))
+	g.Expect(pod.Containers).To(HaveLen(1))
+	c := pod.Containers[0]
+	g.Expect(c.Image).To(HavePrefix("ghcr.io/sluice-gitops/" + name + ":"))
+
+	// Every flag the Deployment passes is one the binary has.
+	help := controllerHelp(t, name)
+	for _, arg := range c.Args {
+		flag, _, _ := strings.Cut(arg, "=")
+		g.Expect(help).To(ContainSubstring(flag+" "), "%s passes %s, which the binary does not have", name, flag)
+	}
+	g.Expect(c.Args).To(ContainElement("--enable-leader-election"), name)
+
+	// The ports the controller binds are the ports the pod declares, and the probes use them.
+	for flag, port := range map[string]string{"--metrics-addr": "http-prom", "--health-addr": "healthz"} {
+		addr, ok := flagValue(c.Args, flag)
+		g.Expect(ok).To(BeTrue(), "%s: %s", name, flag)
+		p := containerPort(c, port)
+		g.Expect(p).NotTo(BeNil(), "%s: port %s", name, port)
+		g.Expect(addr).To(Equal(fmt.Sprintf(":%d", p.ContainerPort)), "%s: %s", name, flag)
+	}
+	g.Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
+	g.Expect(c.LivenessProbe.HTTPGet.Port.String()).To(Equal("healthz"))
+	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
+	g.Expect(c.ReadinessProbe.HTTPGet.Port.String()).To(Equal("healthz"))
+	g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("prometheus.io/port", strconv.Itoa(int(containerPort(c, "http-prom").ContainerPort))))
+
+	g.Expect(c.Env).To(ContainElement(And(HaveField("Name", "RUNTIME_NAMESPACE"),
+		HaveField("ValueFrom.FieldRef.FieldPath", "metadata.namespace"))), name)
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		g.Expect(c.Resources.Requests).To(HaveKey(r), name)
+		g.Expect(c.Resources.Limits).To(HaveKey(r), name)
+	}
+
+	// Restricted: non-root, read-only root filesystem, no privilege escalation, no capabilities,
+	// RuntimeDefault seccomp.
+	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
+	g.Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+	sc := c.SecurityContext
+	g.Expect(*sc.RunAsUser).NotTo(BeZero())
+	g.Expect(*sc.ReadOnlyRootFilesystem).To(BeTrue())
+	g.Expect(*sc.AllowPrivilegeEscalation).To(BeFalse())
+	g.Expect(sc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+
+	// Writable places are volumes: /tmp, and the storage path of the controllers that have one.
+	volumes := map[string]corev1.Volume{}
+	for _, v := range pod.Volumes {
+		volumes[v.Name] = v
+	}
+	mounted := func(path string) *corev1.Volume {
+		for _, m := range c.VolumeMounts {
+			if m.MountPath == path {
+				v := volumes[m.Name]
+				return &v
+			}
+		}
+		return nil
+	}
+	tmp := mounted("/tmp")
+	g.Expect(tmp).NotTo(BeNil(), "%s: /tmp", name)
+	g.Expect(tmp.EmptyDir).NotTo(BeNil(), "%s: /tmp", name)
+	if storage, ok := flagValue(c.Args, "--storage-path"); ok {
+		g.Expect(mounted(storage)).NotTo(BeNil(), "%s: --storage-path=%s is not a volume", name, storage)
+	}
+	if name == "source-controller" || name == "manifest-generator" {
+		g.Expect(c.Args).To(ContainElement(HavePrefix("--storage-path=")), name)
+	}
+	if name == "manifest-generator" {
+		path, ok := flagValue(c.Args, "--generator-path")
+		g.Expect(ok).To(BeTrue(), "the manifest-generator needs --generator-path: the image's tools are not on the controller's default PATH")
+		g.Expect(filepath.SplitList(path)).To(ContainElements(generatorImageDirs(t)))
+	}
+}
+
+// checkPodSecurity creates (dry-run) a pod from each Deployment's template in sluice-system, whose
+// namespace enforces the restricted Pod Security Standard: the API server's PodSecurity admission
+// accepts it. A pod that keeps its capabilities is refused, so the check is real.
+func checkPodSecurity(t *testing.T, deployments map[string]*appsv1.Deployment) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: deployNamespace}, ns)).To(Succeed())
+	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
+	podFrom := func(d *appsv1.Deployment) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: deployNamespace, GenerateName: d.Name + "-", Labels: d.Spec.Template.Labels},
+			Spec:       *d.Spec.Template.Spec.DeepCopy(),
+		}
+	}
+	for name, d := range deployments {
+		g.Expect(env.Client.Create(ctx, podFrom(d), client.DryRunAll)).To(Succeed(), name)
+	}
+	bad := podFrom(deployments["gating-controller"])
+	bad.Spec.Containers[0].SecurityContext.Capabilities = nil
+	err := env.Client.Create(ctx, bad, client.DryRunAll)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring("restricted"))
+}
+
+// checkNetworkPolicies reads the NetworkPolicies of sluice-system back from the API server and
+// evaluates them for the pods of each Deployment.
+func checkNetworkPolicies(t *testing.T, deployments map[string]*appsv1.Deployment) {
+	t.Helper()
+	g := NewWithT(t)
+	list := &networkingv1.NetworkPolicyList{}
+	g.Expect(env.Client.List(context.Background(), list, client.InNamespace(deployNamespace))).To(Succeed())
+	policies := list.Items
+	// Any other pod someone runs in sluice-system accepts nothing either.
+	g.Expect(ingressAllowed(policies, corev1.PodTemplateSpec{}, 8080, true)).To(BeFalse(), "an unlabelled pod of sluice-system")
+	for name, d := range deployments {
+		pod := d.Spec.Template
+		// Prometheus, in any namespace, scrapes every controller.
+		g.Expect(ingressAllowed(policies, pod, 8080, false)).To(BeTrue(), "%s: metrics from another namespace", name)
+		// Nothing else gets in: not the health port, not an arbitrary port, not from the namespace itself.
+		g.Expect(ingressAllowed(policies, pod, 9440, false)).To(BeFalse(), "%s: health port from another namespace", name)
+		g.Expect(ingressAllowed(policies, pod, 9440, true)).To(BeFalse(), "%s: health port from sluice-system", name)
+		g.Expect(ingressAllowed(policies, pod, 12345, true)).To(BeFalse(), "%s: an unknown port", name)
+		// Artifacts are fetched, from any namespace, from the source-controller only.
+		artifacts := ingressAllowed(policies, pod, 9090, false)
+		g.Expect(artifacts).To(Equal(name == "source-controller"), "%s: artifact port from another namespace", name)
+		g.Expect(ingressAllowed(policies, pod, 9090, true)).To(Equal(name == "source-controller"), "%s: artifact port from sluice-system", name)
+	}
+}
+
+// ingressAllowed evaluates Kubernetes NetworkPolicy semantics for a connection to port of a pod
+// of sluice-system made from an unlabelled pod of another namespace (or of sluice-system when
+// sameNamespace): a pod no Ingress policy selects accepts everything; a selected pod accepts what
+// one rule of one selecting policy allows. Peers and ports are read as the API defines them; a
+// peer with a non-empty selector or an ipBlock does not match the unlabelled pod.
+func ingressAllowed(policies []networkingv1.NetworkPolicy, pod corev1.PodTemplateSpec, port int32, sameNamespace bool) bool {
+	isolated := false
+	for _, p := range policies {
+		if !slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) || !selects(&p.Spec.PodSelector, pod.Labels) {
+			continue
+		}
+		isolated = true
+		for _, rule := range p.Spec.Ingress {
+			if peersAllow(rule.From, sameNamespace) && portsAllow(rule.Ports, pod.Spec, port) {
+				return true
+			}
+		}
+	}
+	return !isolated
+}
+
+func selects(s *metav1.LabelSelector, podLabels map[string]string) bool {
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return false
+	}
+	return sel.Matches(labels.Set(podLabels))
+}
+
+func peersAllow(peers []networkingv1.NetworkPolicyPeer, sameNamespace bool) bool {
+	if len(peers) == 0 {
+		return true
+	}
+	for _, p := range peers {
+		switch {
+		case p.IPBlock != nil:
+		case p.NamespaceSelector != nil:
+			// Pods of the selected namespaces (matching PodSelector, when set).
+			if selects(p.NamespaceSelector, nil) && (p.PodSelector == nil || selects(p.PodSelector, nil)) {
+				return true
+			}
+		case p.PodSelector != nil:
+			// Pods of the policy's own namespace.
+			if sameNamespace && selects(p.PodSelector, nil) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func portsAllow(ports []networkingv1.NetworkPolicyPort, pod corev1.PodSpec, port int32) bool {
+	if len(ports) == 0 {
+		return true
+	}
+	for _, p := range ports {
+		if p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP {
+			continue
+		}
+		if p.Port == nil {
+			return true
+		}
+		if p.Port.StrVal == "" && p.Port.IntVal == port {
+			return true
+		}
+		for _, c := range pod.Containers {
+			if cp := containerPort(c, p.Port.StrVal); p.Port.StrVal != "" && cp != nil && cp.ContainerPort == port {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// The persistent-storage component, used as deploy/README.md says, adds a claim and mounts it at
+// the source-controller's storage path; applied over a running deploy/default it switches /data
+// to the claim, and applying deploy/default again switches it back.
+func TestDeployPersistentStorageComponent(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	defaults := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
+	applyObjects(t, defaults)
+
+	overlay := t.TempDir()
+	rel := func(p string) string {
+		r, err := filepath.Rel(overlay, filepath.Join(env.Root, p))
+		g.Expect(err).NotTo(HaveOccurred())
+		return r
+	}
+	// The overlay of deploy/README.md, with local paths.
+	g.Expect(os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: sluice-system
+resources:
+  - %s
+components:
+  - %s
+`, rel("deploy/default"), rel("deploy/components/persistent-storage"))), 0o644)).To(Succeed())
+	readme, err := os.ReadFile(filepath.Join(env.Root, "deploy", "README.md"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(readme)).To(MatchRegexp(`components:\n\s+- \S*deploy/components/persistent-storage`), "deploy/README.md shows the overlay")
+
+	objects := buildObjects(t, overlay)
+	// The component adds one claim and changes nothing but the source-controller Deployment.
+	key := func(o *unstructured.Unstructured) string {
+		return o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+	}
+	byKey := map[string]*unstructured.Unstructured{}
+	for _, o := range defaults {
+		byKey[key(o)] = o
+	}
+	var added []string
+	for _, o := range objects {
+		before, ok := byKey[key(o)]
+		if !ok {
+			added = append(added, key(o))
+			continue
+		}
+		if key(o) != "Deployment/sluice-system/source-controller" {
+			g.Expect(o.Object).To(Equal(before.Object), key(o))
+		}
+	}
+	g.Expect(added).To(ConsistOf("PersistentVolumeClaim/sluice-system/source-controller-data"))
+	g.Expect(objects).To(HaveLen(len(defaults) + 1))
+
+	applyObjects(t, objects)
+	pvc := &corev1.PersistentVolumeClaim{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: "source-controller-data"}, pvc)).To(Succeed())
+	g.Expect(pvc.Spec.AccessModes).To(ConsistOf(corev1.ReadWriteOnce))
+
+	dataVolume := func() corev1.Volume {
+		d := &appsv1.Deployment{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: "source-controller"}, d)).To(Succeed())
+		c := d.Spec.Template.Spec.Containers[0]
+		storage, _ := flagValue(c.Args, "--storage-path")
+		for _, m := range c.VolumeMounts {
+			if m.MountPath == storage {
+				for _, v := range d.Spec.Template.Spec.Volumes {
+					if v.Name == m.Name {
+						return v
+					}
+				}
+			}
+		}
+		t.Fatalf("no volume at the storage path %q", storage)
+		return corev1.Volume{}
+	}
+	v := dataVolume()
+	g.Expect(v.EmptyDir).To(BeNil())
+	g.Expect(v.PersistentVolumeClaim).NotTo(BeNil())
+	g.Expect(v.PersistentVolumeClaim.ClaimName).To(Equal(pvc.Name))
 	d := &appsv1.Deployment{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "sluice-system", Name: "source-controller"}, d)).To(Succeed())
-	g.Expect(d.Spec.Template.Spec.Containers[0].Ports).To(ContainElement(HaveField("ContainerPort", BeEquivalentTo(9090))))
-	g.Expect(d.Spec.Template.Spec.Containers[0].VolumeMounts).To(ContainElement(HaveField("MountPath", "/data")))
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: "source-controller"}, d)).To(Succeed())
+	g.Expect(d.Spec.Strategy.RollingUpdate.MaxSurge.IntValue()).To(BeZero(), "a ReadWriteOnce claim is held by one pod at a time")
+
+	applyObjects(t, defaults)
+	v = dataVolume()
+	g.Expect(v.PersistentVolumeClaim).To(BeNil())
+	g.Expect(v.EmptyDir).NotTo(BeNil())
 }
 
 // A CRD generated into deploy/crds but missing from its kustomization would never be deployed.
@@ -99,4 +448,168 @@ func TestCRDKustomizationListsEveryGeneratedCRD(t *testing.T) {
 		names = append(names, filepath.Base(f))
 	}
 	g.Expect(k.Resources).To(ConsistOf(names))
+}
+
+// dockerStage is one FROM of a Dockerfile: its image and its instructions, continuation lines
+// joined and ARG references replaced by their defaults.
+type dockerStage struct {
+	From         string
+	Instructions []string
+}
+
+// readDockerfile parses the small Dockerfile subset the controllers use: comments, line
+// continuations, ARG defaults (global and per stage) and ${NAME} references.
+func readDockerfile(t *testing.T, path string) []dockerStage {
+	t.Helper()
+	f, err := os.Open(path)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	var lines []string
+	var cur string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(l, "#") || (l == "" && cur == "") {
+			continue
+		}
+		if s, ok := strings.CutSuffix(l, "\\"); ok {
+			cur += s + " "
+			continue
+		}
+		lines = append(lines, strings.Join(strings.Fields(cur+l), " "))
+		cur = ""
+	}
+	NewWithT(t).Expect(sc.Err()).NotTo(HaveOccurred())
+
+	args := map[string]string{}
+	ref := regexp.MustCompile(`\$\{(\w+)\}`)
+	expand := func(s string) string {
+		return ref.ReplaceAllStringFunc(s, func(m string) string {
+			if v, ok := args[m[2:len(m)-1]]; ok {
+				return v
+			}
+			return m
+		})
+	}
+	var stages []dockerStage
+	for _, l := range lines {
+		word, rest, _ := strings.Cut(l, " ")
+		switch strings.ToUpper(word) {
+		case "ARG":
+			if k, v, ok := strings.Cut(rest, "="); ok {
+				args[k] = expand(v)
+			}
+		case "FROM":
+			stages = append(stages, dockerStage{From: expand(rest)})
+		default:
+			if len(stages) > 0 {
+				stages[len(stages)-1].Instructions = append(stages[len(stages)-1].Instructions, expand(l))
+			}
+		}
+	}
+	return stages
+}
+
+// toolVersions reads the pinned versions of e2e/tools/versions.mk.
+func toolVersions(t *testing.T) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(env.Root, "e2e", "tools", "versions.mk"))
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	versions := map[string]string{}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(l, ":="); ok && !strings.HasPrefix(l, "#") {
+			versions[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return versions
+}
+
+// generatorImageDirs are the directories of the manifest-generator image holding kustomize and
+// helm (copied from the build stage), git and sh: the Deployment's --generator-path must list them.
+func generatorImageDirs(t *testing.T) []string {
+	t.Helper()
+	stages := readDockerfile(t, filepath.Join(env.Root, "manifest-generator", "Dockerfile"))
+	final := stages[len(stages)-1]
+	dirs := []string{"/usr/bin", "/bin"} // git (apk) and sh (busybox) in Alpine
+	for _, in := range final.Instructions {
+		if f := strings.Fields(in); f[0] == "COPY" && slices.Contains(f, "/out/kustomize") {
+			dirs = append(dirs, strings.TrimSuffix(f[len(f)-1], "/"))
+		}
+	}
+	return dirs
+}
+
+// Docker is not available here, so the images are not built; this checks what can be checked
+// without it: each Dockerfile builds its own controller from the workspace with the brief's
+// command, the files it copies are enough for Go to load that package (go list in a copy of the
+// build context, from the module cache), the final image runs the binary as the Deployment's
+// user, and the manifest-generator image carries kustomize and helm at the pinned versions, git
+// and a shell, where --generator-path looks.
+func TestDeployDockerfilesBuildEachController(t *testing.T) {
+	versions := toolVersions(t)
+	objects := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
+	for _, name := range harness.Controllers {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			stages := readDockerfile(t, filepath.Join(env.Root, name, "Dockerfile"))
+			g.Expect(len(stages)).To(BeNumerically(">=", 2), "a multi-stage build")
+			build, final := stages[0], stages[len(stages)-1]
+			g.Expect(build.From).To(MatchRegexp(`^golang:1\.26[.\d]* AS build$`))
+			g.Expect(build.Instructions).To(ContainElement(MatchRegexp(`^ENV .*\bCGO_ENABLED=0\b`)))
+			g.Expect(build.Instructions).To(ContainElement(MatchRegexp(`^RUN .*go build -trimpath -ldflags=-s -o /out/` + name + ` \./` + name + `$`)))
+
+			// The build context the Dockerfile copies is enough to load the package.
+			buildContext := t.TempDir()
+			for _, in := range build.Instructions {
+				f := strings.Fields(in)
+				if f[0] != "COPY" || strings.HasPrefix(f[1], "--from") {
+					continue
+				}
+				// Docker's COPY: a directory's contents go into the destination directory, a file
+				// into it when it ends with a slash.
+				dest := filepath.Join(buildContext, f[len(f)-1])
+				for _, src := range f[1 : len(f)-1] {
+					from, to := filepath.Join(env.Root, src), dest
+					if info, err := os.Stat(from); err == nil && info.IsDir() {
+						from += "/."
+					} else if strings.HasSuffix(f[len(f)-1], "/") {
+						to = filepath.Join(dest, filepath.Base(src))
+					}
+					g.Expect(os.MkdirAll(filepath.Dir(to), 0o755)).To(Succeed())
+					out, err := exec.Command("cp", "-r", from, to).CombinedOutput()
+					g.Expect(err).NotTo(HaveOccurred(), string(out))
+				}
+			}
+			list := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}} {{.Name}}{{end}}", "./"+name)
+			list.Dir = buildContext
+			list.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=-mod=readonly", "GOPROXY=off", "CGO_ENABLED=0")
+			out, err := list.CombinedOutput()
+			g.Expect(err).NotTo(HaveOccurred(), "go list in the Dockerfile's build context: %s", out)
+			g.Expect(strings.Split(strings.TrimSpace(string(out)), "\n")).To(ContainElement("github.com/sluice-gitops/sluice/" + name + " main"))
+
+			// The final image runs the binary as the Deployment's user.
+			g.Expect(final.Instructions).To(ContainElement(MatchRegexp(`^COPY --from=build /out/` + name + ` /usr/local/bin/` + name + `$`)))
+			g.Expect(final.Instructions).To(ContainElement(`ENTRYPOINT ["/usr/local/bin/` + name + `"]`))
+			var d appsv1.Deployment
+			for _, o := range objects {
+				if o.GetKind() == "Deployment" && o.GetName() == name {
+					g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d)).To(Succeed())
+				}
+			}
+			g.Expect(d.Spec.Template.Spec.Containers).NotTo(BeEmpty())
+			sc := d.Spec.Template.Spec.Containers[0].SecurityContext
+			g.Expect(final.Instructions).To(ContainElement(fmt.Sprintf("USER %d:%d", *sc.RunAsUser, *sc.RunAsGroup)))
+
+			if name != "manifest-generator" {
+				g.Expect(final.From).To(MatchRegexp(`^gcr\.io/distroless/static(-debian\d+)?:nonroot$`))
+				return
+			}
+			g.Expect(build.Instructions).To(ContainElement(MatchRegexp(`^RUN .*go install .*sigs\.k8s\.io/kustomize/kustomize/v5@` + regexp.QuoteMeta(versions["KUSTOMIZE_VERSION"]) + `( |$)`)))
+			g.Expect(build.Instructions).To(ContainElement(MatchRegexp(`^RUN .*go install .*helm\.sh/helm/v3/cmd/helm@` + regexp.QuoteMeta(versions["HELM_VERSION"]) + `( |$)`)))
+			g.Expect(build.Instructions).To(ContainElement(ContainSubstring("-X helm.sh/helm/v3/internal/version.version=" + versions["HELM_VERSION"])))
+			g.Expect(final.From).To(MatchRegexp(`^alpine:3\.\d+$`), "an image with a POSIX shell at /bin/sh")
+			g.Expect(final.Instructions).To(ContainElement(MatchRegexp(`^RUN apk add --no-cache( \S+)* git( |$)`)))
+			g.Expect(final.Instructions).To(ContainElement(MatchRegexp(`^COPY --from=build /out/kustomize /out/helm /usr/local/bin/$`)))
+		})
+	}
 }
