@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -24,8 +28,23 @@ type Controller struct {
 	// StorageAddr is the artifact server of the source-controller.
 	StorageAddr string
 	LogPath     string
-	cmd         *exec.Cmd
-	done        chan error
+
+	// bin and args are the program and its whole command line, kept for Restart.
+	bin  string
+	args []string
+
+	mu   sync.Mutex
+	proc *process
+	// starts counts the processes started, the first one included.
+	starts int
+}
+
+// process is one run of the controller's binary.
+type process struct {
+	cmd *exec.Cmd
+	// exited is closed when the process has exited; err is then its exit error.
+	exited chan struct{}
+	err    error
 }
 
 // StartController runs bin/<name> against the cluster of kubeconfig on free loopback ports, with
@@ -46,7 +65,6 @@ func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) 
 		MetricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		HealthAddr:  fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		LogPath:     filepath.Join(dir, name+".log"),
-		done:        make(chan error, 1),
 	}
 	if name == "source-controller" {
 		c.StorageAddr = fmt.Sprintf("127.0.0.1:%d", ports[2])
@@ -63,83 +81,265 @@ func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) 
 			"--generator-path=" + filepath.Dir(bin) + ":/usr/local/bin:/usr/bin:/bin",
 		}, extraArgs...)
 	}
-	logFile, err := os.Create(c.LogPath)
-	if err != nil {
-		return nil, err
-	}
-	args := append([]string{
+	c.bin = bin
+	c.args = append([]string{
 		"--kubeconfig=" + kubeconfig,
 		"--metrics-addr=" + c.MetricsAddr,
 		"--health-addr=" + c.HealthAddr,
 	}, extraArgs...)
-	c.cmd = exec.Command(bin, args...)
-	c.cmd.Stdout, c.cmd.Stderr = logFile, logFile
-	c.cmd.Env = append(os.Environ(), "RUNTIME_NAMESPACE=sluice-system")
-	if err := c.cmd.Start(); err != nil {
-		logFile.Close()
+	// extraArgs may move an address: the fields say where the process really listens.
+	for flag, field := range map[string]*string{"metrics-addr": &c.MetricsAddr, "health-addr": &c.HealthAddr, "storage-addr": &c.StorageAddr} {
+		if v, ok := lastFlag(c.args, flag); ok && *field != "" {
+			*field = v
+		}
+	}
+	if err := c.start(os.O_CREATE | os.O_TRUNC | os.O_WRONLY); err != nil {
 		return nil, err
 	}
-	go func() {
-		c.done <- c.cmd.Wait()
-		logFile.Close()
-	}()
 	return c, nil
 }
 
-// WaitReady waits until /readyz answers 200, or fails when the process exits first.
+// lastFlag returns the value the command line gives --name last ("--name=v" or "--name v"),
+// the one pflag keeps.
+func lastFlag(args []string, name string) (string, bool) {
+	value, found := "", false
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--"+name+"="):
+			value, found = strings.TrimPrefix(a, "--"+name+"="), true
+		case a == "--"+name && i+1 < len(args):
+			value, found = args[i+1], true
+		}
+	}
+	return value, found
+}
+
+// start runs the process with c.args, its output going to the log file opened with flag.
+func (c *Controller) start(flag int) error {
+	logFile, err := os.OpenFile(c.LogPath, flag, 0o644)
+	if err != nil {
+		return err
+	}
+	p := &process{cmd: exec.Command(c.bin, c.args...), exited: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	p.cmd.Env = append(os.Environ(), "RUNTIME_NAMESPACE=sluice-system")
+	if err := p.cmd.Start(); err != nil {
+		logFile.Close()
+		return err
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		logFile.Close()
+		close(p.exited)
+	}()
+	c.mu.Lock()
+	c.proc = p
+	c.starts++
+	c.mu.Unlock()
+	return nil
+}
+
+// current returns the current process.
+func (c *Controller) current() *process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.proc
+}
+
+// Args returns the command line the controller runs with (without the program).
+func (c *Controller) Args() []string { return append([]string(nil), c.args...) }
+
+// Pid is the process id of the current process.
+func (c *Controller) Pid() int { return c.current().cmd.Process.Pid }
+
+// Starts is how many processes were started: 1, plus one per Restart.
+func (c *Controller) Starts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.starts
+}
+
+// Exited reports whether the current process has exited.
+func (c *Controller) Exited() bool {
+	select {
+	case <-c.current().exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Kill sends SIGKILL (no graceful shutdown: in-flight reconciles, leader leases and half-written
+// files stay as they are, as when a node dies or the OOM killer strikes) and waits until the
+// process is gone.
+func (c *Controller) Kill() error {
+	p := c.current()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("%s (pid %d) still running 30s after SIGKILL", c.Name, p.cmd.Process.Pid)
+	}
+}
+
+// Restart starts the controller again, after it exited (Kill or Stop), with the same command
+// line: the same ports, kubeconfig, storage and flags. Its log is appended to the same file,
+// after a line saying so. Wait for it with WaitReady.
+func (c *Controller) Restart() error {
+	if !c.Exited() {
+		return fmt.Errorf("%s (pid %d) is still running: Kill or Stop it first", c.Name, c.Pid())
+	}
+	f, err := os.OpenFile(c.LogPath, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "{\"level\":\"info\",\"ts\":%q,\"msg\":\"harness: restarting %s\"}\n", time.Now().UTC().Format(time.RFC3339Nano), c.Name)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	return c.start(os.O_APPEND | os.O_WRONLY)
+}
+
+// LogTail returns the last n lines of the controller's log (all of it when n <= 0).
+func (c *Controller) LogTail(n int) string {
+	return tail(c.LogPath, n, nil)
+}
+
+// LogTailMatching returns the last n lines of the controller's log that contain one of the
+// substrings, e.g. the namespaces of one test.
+func (c *Controller) LogTailMatching(n int, substrings ...string) string {
+	return tail(c.LogPath, n, substrings)
+}
+
+func tail(path string, n int, substrings []string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(substrings) > 0 {
+		var kept []string
+		for _, l := range lines {
+			for _, s := range substrings {
+				if strings.Contains(l, s) {
+					kept = append(kept, l)
+					break
+				}
+			}
+		}
+		lines = kept
+	}
+	if n > 0 && len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// WaitReady waits until /readyz answers 200 and, for the source-controller, its artifact
+// server accepts connections (it starts listening after /readyz answers); it fails when the
+// process exits first.
 func (c *Controller) WaitReady(ctx context.Context) error {
 	url := "http://" + c.HealthAddr + "/readyz"
+	p := c.current()
 	for {
 		select {
-		case err := <-c.done:
-			c.done <- err
-			return fmt.Errorf("%s exited before it was ready (%v); see %s", c.Name, err, c.LogPath)
+		case <-p.exited:
+			return fmt.Errorf("%s exited before it was ready (%v); see %s", c.Name, p.err, c.LogPath)
 		case <-ctx.Done():
 			return fmt.Errorf("%s not ready: %w; see %s", c.Name, ctx.Err(), c.LogPath)
 		case <-time.After(100 * time.Millisecond):
 		}
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if c.ready(url) {
+			return nil
 		}
 	}
+}
+
+func (c *Controller) ready(url string) bool {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	if c.StorageAddr != "" {
+		conn, err := net.DialTimeout("tcp", c.StorageAddr, time.Second)
+		if err != nil {
+			return false
+		}
+		conn.Close()
+	}
+	return true
 }
 
 // Stop sends SIGTERM and waits for the process to exit, killing it after timeout. It returns the
 // process's exit error (nil for a clean exit).
 func (c *Controller) Stop(timeout time.Duration) error {
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	p := c.current()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return err
 	}
 	select {
-	case err := <-c.done:
-		c.done <- err
-		return err
+	case <-p.exited:
+		return p.err
 	case <-time.After(timeout):
-		_ = c.cmd.Process.Kill()
+		_ = p.cmd.Process.Kill()
 		return fmt.Errorf("%s did not stop within %s of SIGTERM", c.Name, timeout)
 	}
 }
 
-// FreePorts returns n loopback ports free at the time of the call.
+// FreePorts returns n loopback ports free at the time of the call, never one it returned
+// before in this process. They are taken below the kernel's ephemeral range (from which
+// bind(":0") and every outgoing connection get their ports), starting at a random point, so
+// that between this call and the controller's own bind (its artifact server binds a second or
+// so after start) neither another controller of the system nor a client connection takes them.
 func FreePorts(n int) ([]int, error) {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	low, high := portRange()
+	span := high - low
+	start := rand.IntN(span)
 	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
+	for i := 0; i < span && len(ports) < n; i++ {
+		port := low + (start+i)%span
+		if handedOut[port] {
+			continue
 		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
-			return nil, err
+			continue
 		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+		handedOut[port] = true
+		ports = append(ports, port)
+	}
+	if len(ports) < n {
+		return nil, fmt.Errorf("no %d free loopback ports in %d-%d", n, low, high)
 	}
 	return ports, nil
+}
+
+var (
+	portsMu   sync.Mutex
+	handedOut = map[int]bool{}
+)
+
+// portRange is where FreePorts looks: the 12,000 ports below the ephemeral range of
+// /proc/sys/net/ipv4/ip_local_port_range (32768-60999 by default on Linux).
+func portRange() (int, int) {
+	high := 32768
+	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 13000 {
+				high = v
+			}
+		}
+	}
+	return high - 12000, high
 }

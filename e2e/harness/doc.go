@@ -1,4 +1,10 @@
 // Package harness runs the Sluice system for end-to-end tests and the local sandbox: the real
-// control plane (shared/testenv) and the controller binaries of bin/ as processes with their real
-// flags, logs and health ports.
+// control plane (shared/testenv), the controller binaries of bin/ as processes with their real
+// flags, logs and health ports (StartController, StartSystem), and the real upstreams they are
+// tested against (StartServers: Git, Helm repository, OCI registry from shared/testserver).
+//
+// A Controller can be stopped gracefully (Stop), killed with SIGKILL (Kill) and started again
+// with the same command line (Restart), to test recovery; LogTail and System.LogTails give what
+// a failed test prints. MainTB lets TestMain start package-wide servers, which take a
+// testing.TB.
 package harness

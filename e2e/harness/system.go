@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sluice-gitops/sluice/shared/testenv"
@@ -18,14 +19,30 @@ type System struct {
 	Controllers []*Controller
 }
 
+// SystemOptions configure StartSystemWith.
+type SystemOptions struct {
+	// Args are extra flags per controller name, appended to the harness's own (a flag given
+	// twice takes the last value).
+	Args map[string][]string
+	// CommonArgs are extra flags given to every controller, before Args.
+	CommonArgs []string
+	// Env configures the control plane.
+	Env testenv.Options
+}
+
 // StartSystem starts the control plane (CRDs of deploy/crds installed), writes an admin
 // kubeconfig into stateDir, and starts every controller binary of binDir with its log and
 // storage in stateDir, waiting until each answers /readyz.
 func StartSystem(ctx context.Context, binDir, stateDir string) (*System, error) {
+	return StartSystemWith(ctx, binDir, stateDir, SystemOptions{})
+}
+
+// StartSystemWith is StartSystem with extra flags for the controllers.
+func StartSystemWith(ctx context.Context, binDir, stateDir string, opts SystemOptions) (*System, error) {
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return nil, err
 	}
-	env, err := testenv.Start(testenv.Options{})
+	env, err := testenv.Start(opts.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +52,8 @@ func StartSystem(ctx context.Context, binDir, stateDir string) (*System, error) 
 		return nil, err
 	}
 	for _, name := range Controllers {
-		c, err := StartController(binDir, name, s.Kubeconfig, stateDir)
+		args := append(append([]string(nil), opts.CommonArgs...), opts.Args[name]...)
+		c, err := StartController(binDir, name, s.Kubeconfig, stateDir, args...)
 		if err != nil {
 			_ = s.Stop()
 			return nil, err
@@ -65,4 +83,28 @@ func (s *System) Stop() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Controller returns the running controller of that name, nil when there is none.
+func (s *System) Controller(name string) *Controller {
+	for _, c := range s.Controllers {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// LogTails returns, for each controller, a header and the last n lines of its log that contain
+// one of substrings (every line when none is given): what a failed test prints.
+func (s *System) LogTails(n int, substrings ...string) string {
+	var b strings.Builder
+	for _, c := range s.Controllers {
+		fmt.Fprintf(&b, "----- %s (%s), last %d lines", c.Name, c.LogPath, n)
+		if len(substrings) > 0 {
+			fmt.Fprintf(&b, " mentioning %s", strings.Join(substrings, " or "))
+		}
+		fmt.Fprintf(&b, ":\n%s\n", c.LogTailMatching(n, substrings...))
+	}
+	return b.String()
 }
