@@ -92,7 +92,7 @@ lint:
 
 ## dev: local control plane + CRDs + every controller binary; prints the kubeconfig; Ctrl-C stops
 dev: tools build
-	cd e2e && go run ./cmd/sandbox --bin $(BIN) --state $(ROOT)/.dev
+	cd e2e && go run ./cmd/sandbox --bin $(BIN) --state $(ROOT)/.dev --examples $(ROOT)/deploy/examples
 
 ## bench: run every module's benchmarks and print a table
 bench: tools

@@ -1,5 +1,6 @@
 // Command sandbox runs Sluice locally behind `make dev`: the real control plane with the CRDs
-// installed and every controller binary against it, until Ctrl-C.
+// installed, every controller binary against it, a Git server holding the demo repository, and
+// the demo of deploy/examples applied, until Ctrl-C.
 package main
 
 import (
@@ -9,49 +10,99 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sluice-gitops/sluice/e2e/harness"
 )
 
 func main() {
 	binDir := flag.String("bin", "bin", "Directory holding kube-apiserver, etcd and the controller binaries.")
-	stateDir := flag.String("state", ".dev", "Directory for the kubeconfig and the controller logs.")
+	stateDir := flag.String("state", ".dev", "Directory for the kubeconfig, the controller logs and the artifacts; removed on exit.")
+	examplesDir := flag.String("examples", "deploy/examples", "Directory of the demo: its *.yaml objects are applied, its repository/ is served over Git.")
 	flag.Parse()
 
 	bin, _ := filepath.Abs(*binDir)
 	state, _ := filepath.Abs(*stateDir)
+	examples, _ := filepath.Abs(*examplesDir)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	sys, err := harness.StartSystem(ctx, bin, state)
-	if err != nil {
+	if err := run(ctx, bin, state, examples); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox:", err)
 		os.Exit(1)
 	}
-	fmt.Printf(`Sluice is running.
+}
 
-  kubeconfig:  %[1]s
-  logs:        %[2]s/<controller>.log
-  artifacts:   %[2]s/storage (served by the source-controller, see below)
+func run(ctx context.Context, bin, state, examples string) (err error) {
+	// A previous run killed without cleaning up left its state: start afresh.
+	if err := os.RemoveAll(state); err != nil {
+		return err
+	}
+	tb := harness.NewMainTB(os.Stderr)
+	defer tb.Close()
+	repo, err := serveRepository(tb, filepath.Join(examples, "repository"))
+	if err != nil {
+		return err
+	}
 
-Use it from another shell:
-  export KUBECONFIG=%[1]s
-  kubectl get crds
-  kubectl apply -f deploy/examples/   # once examples exist
+	fmt.Println("starting the control plane and the controllers...")
+	sys, err := harness.StartSystem(ctx, bin, state)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Println("stopping...")
+		if stopErr := sys.Stop(); stopErr != nil && err == nil {
+			err = stopErr
+		}
+		_ = os.RemoveAll(state)
+	}()
+	gitURLFile := filepath.Join(state, "git-url")
+	if err := os.WriteFile(gitURLFile, []byte(repo.HTTPURL()+"\n"), 0o644); err != nil {
+		return err
+	}
 
-`, sys.Kubeconfig, state)
+	objects, err := demoObjects(examples, repo.HTTPURL())
+	if err != nil {
+		return err
+	}
+	if err := applyDemo(ctx, sys.Env.Client, objects); err != nil {
+		return err
+	}
+	fmt.Printf("demo applied from %s, waiting for it to be ready...\n", examples)
+	if pending := waitReady(ctx, sys.Env.Client, objects, 2*time.Minute); len(pending) > 0 {
+		fmt.Printf("not ready yet (see the controller logs):\n  %s\n", strings.Join(pending, "\n  "))
+	}
+	printTour(sys, state, repo.HTTPURL())
+	<-ctx.Done()
+	return nil
+}
+
+func printTour(sys *harness.System, state, gitURL string) {
+	fmt.Printf(`
+Sluice is running, with the demo in the namespace sluice-demo.
+
+  kubeconfig:       %[1]s/kubeconfig
+  demo repository:  %[2]s  (also in %[1]s/git-url; push to it, no credentials)
+  logs:             %[1]s/<controller>.log
+
+`, state, gitURL)
 	for _, c := range sys.Controllers {
 		fmt.Printf("  %-24s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
 		if c.StorageAddr != "" {
 			fmt.Printf("  %-24s artifacts http://%s/\n", "", c.StorageAddr)
 		}
 	}
-	fmt.Println("\nPress Ctrl-C to stop.")
-	<-ctx.Done()
-	fmt.Println("stopping...")
-	if err := sys.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "sandbox:", err)
-		os.Exit(1)
-	}
+	fmt.Printf(`
+Try this, from another shell in the repository (the README's tour goes further):
+  export KUBECONFIG=%[1]s/kubeconfig PATH=$PWD/bin:$PATH
+  kubectl get gitrepositories,helmcharts,manifestgenerations,resourcesets,gates -A
+  kubectl -n sluice-demo get deployments
+  git clone %[2]s /tmp/demo    # edit, commit, git push: applied within ~10 s
+  kubectl gate close change-freeze -n sluice-demo    # new commits wait...
+  kubectl gate open bypass-signoff "Patching a CVE" -n sluice-demo    # ...until a bypass
+
+Press Ctrl-C to stop.
+`, state, gitURL)
 }
