@@ -77,7 +77,9 @@ func main() {
 	bootstrap.Exit(err, "creating manager")
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
-	bootstrap.Exit(mgr.Add(&storage.Server{Addr: storageAddr, Storage: store}), "adding the artifact server")
+	artifactServer := &storage.Server{Addr: storageAddr, Storage: store}
+	bootstrap.Exit(mgr.Add(artifactServer), "adding the artifact server")
+	bootstrap.Exit(mgr.AddReadyzCheck("artifact-server", artifactServer.Ready), "adding the artifact server readiness check")
 
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), sourcev1.SourceFinalizer)
 	common := controller.SourceReconciler{

@@ -59,7 +59,7 @@ func Finalize(ctx context.Context, patcher *patch.SerialPatcher, obj Object, obs
 	}
 	if perr := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: owned},
 		patch.WithFieldOwner(fieldOwner)); perr != nil {
-		if !obj.GetDeletionTimestamp().IsZero() && client.IgnoreNotFound(perr) == nil {
+		if !obj.GetDeletionTimestamp().IsZero() && Gone(perr) {
 			return err // deleted while finishing: nothing left to patch
 		}
 		return errors.Join(err, perr)

@@ -182,6 +182,19 @@ func TestGitRepositoryGarbageCollection(t *testing.T) {
 
 	g.Expect(k8s.Delete(context.Background(), getRepo(g, key))).To(Succeed())
 	g.Eventually(func() []string { return storedFiles(t, key) }, timeout).Should(BeEmpty())
+	g.Eventually(func() error {
+		return k8s.Get(context.Background(), key, &sourcev1.GitRepository{})
+	}, timeout).Should(MatchError(ContainSubstring("not found")))
+	// The status of an object gone with its finalizer is not an error to log or retry.
+	g.Consistently(func() []string {
+		var errs []string
+		for _, l := range logs.Lines() {
+			if strings.Contains(l, "Reconciler error") && strings.Contains(l, `"namespace":"`+ns+`"`) {
+				errs = append(errs, l)
+			}
+		}
+		return errs
+	}, time.Second).Should(BeEmpty())
 }
 
 // storedFiles lists the artifact files (not links) in the object's storage directory.

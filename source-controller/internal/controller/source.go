@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/status"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
@@ -97,7 +98,7 @@ func (r *SourceReconciler) finalizeStatus(ctx context.Context, obj source, patch
 	}
 	if perr := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions},
 		patch.WithFieldOwner(r.ControllerName)); perr != nil {
-		if !obj.GetDeletionTimestamp().IsZero() && client.IgnoreNotFound(perr) == nil {
+		if !obj.GetDeletionTimestamp().IsZero() && status.Gone(perr) {
 			return err // deleted while we finished: nothing left to patch
 		}
 		return errors.Join(err, perr)

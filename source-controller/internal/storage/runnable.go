@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,6 +16,20 @@ import (
 type Server struct {
 	Addr    string
 	Storage *Storage
+
+	listening atomic.Bool
+}
+
+// errNotListening is the readiness failure until the server accepts connections.
+var errNotListening = errors.New("the artifact server is not listening")
+
+// Ready is a readiness check (healthz.Checker): a replica is ready only once it serves artifacts,
+// since consumers download from whichever replica the Service picks.
+func (s *Server) Ready(*http.Request) error {
+	if !s.listening.Load() {
+		return errNotListening
+	}
+	return nil
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable.
@@ -29,6 +44,9 @@ func (s *Server) Start(ctx context.Context) error {
 	srv := &http.Server{Handler: s.Storage.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// The listener accepts connections from here on; Serve takes them as soon as it runs.
+	s.listening.Store(true)
+	defer s.listening.Store(false)
 	ctrl.Log.WithName("storage").Info("serving artifacts", "addr", ln.Addr().String())
 	select {
 	case err := <-errc:
