@@ -180,6 +180,7 @@ func TestGitRepositoryGarbageCollection(t *testing.T) {
 	g.Eventually(func() []string { return storedFiles(t, key) }, timeout).Should(HaveLen(2))
 	g.Expect(storedFiles(t, key)).To(ContainElement(strings.TrimPrefix(getRepo(g, key).Status.Artifact.Path, "gitrepository/"+ns+"/gc/")))
 
+	before := len(logs.Lines())
 	g.Expect(k8s.Delete(context.Background(), getRepo(g, key))).To(Succeed())
 	g.Eventually(func() []string { return storedFiles(t, key) }, timeout).Should(BeEmpty())
 	g.Eventually(func() error {
@@ -188,7 +189,7 @@ func TestGitRepositoryGarbageCollection(t *testing.T) {
 	// The status of an object gone with its finalizer is not an error to log or retry.
 	g.Consistently(func() []string {
 		var errs []string
-		for _, l := range logs.Lines() {
+		for _, l := range logs.Lines()[before:] {
 			if strings.Contains(l, "Reconciler error") && strings.Contains(l, `"namespace":"`+ns+`"`) {
 				errs = append(errs, l)
 			}
