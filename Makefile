@@ -92,7 +92,8 @@ lint:
 
 ## dev: local control plane + CRDs + every controller binary; prints the kubeconfig; Ctrl-C stops
 dev: tools build
-	cd e2e && go run ./cmd/sandbox --bin $(BIN) --state $(ROOT)/.dev --examples $(ROOT)/deploy/examples
+	cd e2e && go build -o $(BIN)/sandbox ./cmd/sandbox
+	$(BIN)/sandbox --bin $(BIN) --state $(ROOT)/.dev --examples $(ROOT)/deploy/examples
 
 ## bench: run every module's benchmarks and print a table
 bench: tools

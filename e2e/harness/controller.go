@@ -123,6 +123,9 @@ func (c *Controller) start(flag int) error {
 	p := &process{cmd: exec.Command(c.bin, c.args...), exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	p.cmd.Env = append(os.Environ(), "RUNTIME_NAMESPACE=sluice-system")
+	// Its own process group: a Ctrl-C in the terminal reaches the sandbox or test only, which
+	// then stops the controller with one SIGTERM (a second signal makes a controller exit 1).
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
 		logFile.Close()
 		return err
