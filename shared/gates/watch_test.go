@@ -2,7 +2,9 @@ package gates_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,6 +38,10 @@ func (r *recorder) count(key types.NamespacedName) int {
 	return len(r.seen[key])
 }
 
+// controllers numbers the consumer controllers: names are unique per process, and a benchmark
+// runs its function more than once.
+var controllers atomic.Int64
+
 // startConsumerController runs a manager with a Consumer controller wired the way every gated
 // controller is: the spec.gates.refs index and the Gate watch.
 func startConsumerController(t testing.TB) *recorder {
@@ -51,7 +57,7 @@ func startConsumerController(t testing.TB) *recorder {
 	g.Expect(gates.SetupIndex(ctx, mgr.GetFieldIndexer(), &testapi.Consumer{})).To(Succeed())
 
 	rec := &recorder{seen: map[types.NamespacedName][]time.Time{}}
-	b := ctrl.NewControllerManagedBy(mgr).For(&testapi.Consumer{}).Named("consumer-" + t.Name())
+	b := ctrl.NewControllerManagedBy(mgr).For(&testapi.Consumer{}).Named(fmt.Sprintf("consumer-%d", controllers.Add(1)))
 	err = gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &testapi.ConsumerList{} }).Complete(rec)
 	g.Expect(err).NotTo(HaveOccurred())
 	go func() { _ = mgr.Start(ctx) }()
