@@ -236,9 +236,8 @@ func ready(obj *unstructured.Unstructured) string {
 }
 
 // settled waits until the object's Ready condition (for its generation) matches readyMatcher
-// and check passes on the same read, and returns that read. The controllers write the
-// conditions and the rest of the status in two requests, so a Ready condition can be seen for
-// a moment before the artifact, revision or inventory it speaks of: wait for both.
+// and check passes on the same read, and returns that read: a Ready condition and the
+// artifact, revision or inventory it speaks of are checked together.
 func settled(g Gomega, gvk schema.GroupVersionKind, ns, name string, readyMatcher types.GomegaMatcher, check func(g Gomega, obj *unstructured.Unstructured)) *unstructured.Unstructured {
 	var obj *unstructured.Unstructured
 	g.Eventually(func(g Gomega) {

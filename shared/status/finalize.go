@@ -9,7 +9,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/patch"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -21,16 +20,16 @@ type Object interface {
 	conditions.Setter
 }
 
-// Finalize turns the outcome of a reconcile into kstatus conditions and patches the status
-// once, with the owned conditions and the field owner of the controller. The steps set Ready (True on success; False with the reason of a failure or a
-// wait); here:
+// Finalize turns the outcome of a reconcile into kstatus conditions and writes the status in one
+// request (Patcher), as the field owner of the controller. The steps set Ready (True on
+// success; False with the reason of a failure or a wait); here:
 //   - a terminal error (reconcile.TerminalError) adds Stalled with Ready's reason and message;
 //   - another error leaves Reconciling=True, ProgressingWithRetry: the retry is coming;
 //   - otherwise the reconcile is over: Reconciling and Stalled go.
 //
 // observedGeneration is written when the spec was handled: on success and on a terminal error.
-func Finalize(ctx context.Context, patcher *patch.SerialPatcher, obj Object, observedGeneration *int64,
-	err error, metrics *runtimectrl.Metrics, fieldOwner string, owned []string) error {
+func Finalize(ctx context.Context, patcher *Patcher, obj Object, observedGeneration *int64,
+	err error, metrics *runtimectrl.Metrics, fieldOwner string) error {
 	if obj.GetDeletionTimestamp().IsZero() {
 		ready := conditions.Get(obj, meta.ReadyCondition)
 		if err != nil && (ready == nil || ready.Status != metav1.ConditionFalse) {
@@ -57,8 +56,7 @@ func Finalize(ctx context.Context, patcher *patch.SerialPatcher, obj Object, obs
 		metrics.RecordReconciling(ctx, obj)
 		metrics.RecordStalled(ctx, obj)
 	}
-	if perr := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: owned},
-		patch.WithFieldOwner(fieldOwner)); perr != nil {
+	if perr := patcher.Patch(ctx, obj, fieldOwner); perr != nil {
 		if !obj.GetDeletionTimestamp().IsZero() && Gone(perr) {
 			return err // deleted while finishing: nothing left to patch
 		}

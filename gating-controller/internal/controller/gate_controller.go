@@ -9,7 +9,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
@@ -63,7 +63,7 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := patch.NewSerialPatcher(gate, r.Client)
+	patcher := status.NewPatcher(gate, r.Client)
 	defer func() {
 		if retErr == nil {
 			gate.Status.ObservedGeneration = gate.Generation
@@ -71,9 +71,7 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 		if r.Metrics != nil {
 			r.Metrics.RecordReadiness(ctx, gate)
 		}
-		if err := patcher.Patch(ctx, gate,
-			patch.WithOwnedConditions{Conditions: []string{gates.OpenedCondition, meta.ReadyCondition}},
-			patch.WithFieldOwner(ControllerName)); err != nil && retErr == nil {
+		if err := patcher.Patch(ctx, gate, ControllerName); err != nil && retErr == nil {
 			retErr = err
 		}
 	}()
@@ -145,9 +143,9 @@ func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate
 // record writes the decision into the status and, when the gate changes state, into the history,
 // an event, a log line and the metrics.
 func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gateDecision, now time.Time) {
-	// The history, not the Opened condition, says what was recorded last: conditions are
-	// written before the rest of the status, so a controller stopped between the two writes
-	// finds the condition changed but the transition not yet in the history.
+	// The history, not the Opened condition, says what was recorded last: a status whose
+	// condition got ahead of its history (written in two requests, as this controller once
+	// did, and stopped in between) still gets the transition recorded.
 	changed := len(gate.Status.History) == 0 || gate.Status.History[0].Opened != d.opened()
 
 	if d.opened() {

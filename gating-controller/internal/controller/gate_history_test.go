@@ -15,9 +15,9 @@ import (
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
-// A controller stopped after writing the Opened condition of a transition but before the
-// history (the status is written in two requests) records the transition when it handles the
-// request again: the history decides what is new, not the condition.
+// A status whose Opened condition got ahead of its history (written in two requests and
+// interrupted in between) gets the transition recorded when the request is handled again: the
+// history decides what is new, not the condition.
 func TestRecordAfterAnInterruptedStatusWrite(t *testing.T) {
 	g := NewWithT(t)
 	events := record.NewFakeRecorder(10)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +20,8 @@ import (
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
+
+	"github.com/sluice-gitops/sluice/shared/status"
 )
 
 const (
@@ -42,15 +43,13 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err := r.Get(ctx, req.NamespacedName, gk); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := patch.NewSerialPatcher(gk, r.Client)
+	patcher := status.NewPatcher(gk, r.Client)
 	defer func() {
 		// A terminal error is a spec nobody can retry: it was observed all the same.
 		if retErr == nil || errors.Is(retErr, reconcile.TerminalError(nil)) {
 			gk.Status.ObservedGeneration = gk.Generation
 		}
-		if err := patcher.Patch(ctx, gk,
-			patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.StalledCondition}},
-			patch.WithFieldOwner(ControllerName)); err != nil && retErr == nil {
+		if err := patcher.Patch(ctx, gk, ControllerName); err != nil && retErr == nil {
 			retErr = err
 		}
 	}()

@@ -71,7 +71,6 @@ func TestSeed004ChangeFreezeAndBypassSignoff(t *testing.T) {
 	g.Eventually(openedCondition(ns, "bypass-signoff"), timeout).Should(Equal("False|ReconciliationSucceeded|Gate closed by default"))
 	g.Eventually(keeperReady(ns, "change-freeze-gatekeeper"), timeout).
 		Should(Equal("True|Succeeded|Gate 'change-freeze' is kept closed until 2026-12-01T00:00:00Z"))
-	// (Conditions are patched before the rest of the status.)
 	g.Eventually(func(g Gomega) gatingv1.GateKeeperActive {
 		return getKeeper(g, ns, "change-freeze-gatekeeper").Status.Active
 	}, timeout).

@@ -10,7 +10,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
-	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/status"
 
@@ -44,9 +42,6 @@ const (
 	// ownerGroup prefixes the labels tying an applied object to its ManifestGeneration.
 	ownerGroup = "generator.toolkit.fluxcd.io"
 )
-
-// ownedConditions are the conditions the ManifestGeneration reconciler writes.
-var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition, gates.BlockedCondition}
 
 // ManifestGenerationReconciler generates the manifests of a target path of a source artifact
 // (.flux.yaml generators, or raw YAML) and applies them as the object's account.
@@ -81,9 +76,9 @@ func (r *ManifestGenerationReconciler) Reconcile(ctx context.Context, req ctrl.R
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	patcher := status.NewPatcher(obj, r.Client)
 	defer func() {
-		retErr = status.Finalize(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics, ControllerName, ownedConditions)
+		retErr = status.Finalize(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics, ControllerName)
 	}()
 	if !obj.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, obj)
@@ -103,7 +98,7 @@ func (r *ManifestGenerationReconciler) Reconcile(ctx context.Context, req ctrl.R
 	if obj.Generation != obj.Status.ObservedGeneration {
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "Reconciliation in progress")
 		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "Reconciliation in progress")
-		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(ControllerName)); err != nil {
+		if err := patcher.Patch(ctx, obj, ControllerName); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

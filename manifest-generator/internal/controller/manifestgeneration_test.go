@@ -44,7 +44,7 @@ func readyCondition(key client.ObjectKey) func(g Gomega) string {
 		if c == nil || c.ObservedGeneration != obj.Generation || obj.Annotations[meta.ReconcileRequestAnnotation] != obj.Status.LastHandledReconcileAt {
 			return "not observed yet"
 		}
-		// Conditions are patched before the rest of the status: wait for it too.
+		// Ready=True counts with the status fields of the same reconcile.
 		if c.Status == "True" && (obj.Status.ObservedGeneration != obj.Generation ||
 			c.Message != "Applied revision: "+obj.Status.LastAppliedRevision) {
 			return "not observed yet"

@@ -10,7 +10,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,9 +75,9 @@ func (r *ManifestUpdateReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if r.done(obj, newRequest) {
 		return ctrl.Result{}, nil
 	}
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	patcher := status.NewPatcher(obj, r.Client)
 	defer func() {
-		retErr = status.Finalize(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics, ControllerName, ownedConditions)
+		retErr = status.Finalize(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics, ControllerName)
 	}()
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
 		obj.Status.SetLastHandledReconcileRequest(v)
@@ -87,7 +86,7 @@ func (r *ManifestUpdateReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		obj.Status.Commit = ""
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "Reconciliation in progress")
 		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "Reconciliation in progress")
-		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(ControllerName)); err != nil {
+		if err := patcher.Patch(ctx, obj, ControllerName); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

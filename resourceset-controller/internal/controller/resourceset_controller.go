@@ -10,7 +10,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
+	"github.com/sluice-gitops/sluice/shared/status"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/builder"
@@ -68,7 +68,7 @@ func (r *ResourceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	patcher := status.NewPatcher(obj, r.Client)
 	defer func() {
 		retErr = finalizeStatus(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics)
 	}()
@@ -93,7 +93,7 @@ func (r *ResourceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		// A new spec: say so at once (kstatus readers wait on it), as the seed describes.
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "Reconciliation in progress")
 		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "Reconciliation in progress")
-		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(ControllerName)); err != nil {
+		if err := patcher.Patch(ctx, obj, ControllerName); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

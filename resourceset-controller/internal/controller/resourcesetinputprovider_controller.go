@@ -12,7 +12,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/fluxcd/pkg/runtime/patch"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/status"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
@@ -72,7 +72,7 @@ func (r *ResourceSetInputProviderReconciler) Reconcile(ctx context.Context, req 
 	}
 
 	wasReady := conditions.IsReady(obj)
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	patcher := status.NewPatcher(obj, r.Client)
 	defer func() {
 		retErr = finalizeStatus(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics)
 	}()
@@ -82,8 +82,7 @@ func (r *ResourceSetInputProviderReconciler) Reconcile(ctx context.Context, req 
 		msg := "Reconciliation in progress"
 		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "%s", msg)
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "%s", msg)
-		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions},
-			patch.WithFieldOwner(ControllerName)); err != nil {
+		if err := patcher.Patch(ctx, obj, ControllerName); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

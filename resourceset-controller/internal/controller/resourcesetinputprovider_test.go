@@ -53,8 +53,7 @@ func rsipCondition(key client.ObjectKey, condType string) func(g Gomega) string 
 		if obj.Annotations[meta.ReconcileRequestAnnotation] != obj.Status.LastHandledReconcileAt {
 			return "not observed yet"
 		}
-		// The conditions are patched before the rest of the status: Ready=True and Stalled count
-		// once the generation is observed too.
+		// Ready=True and Stalled count once the generation is observed too.
 		ready := conditions.Get(obj, meta.ReadyCondition)
 		if obj.Status.ObservedGeneration != obj.Generation &&
 			(ready == nil || ready.Status != metav1.ConditionFalse || condType == meta.StalledCondition) {

@@ -12,13 +12,30 @@ type ConsumerSpec struct {
 	Gates *gates.Gates `json:"gates,omitempty"`
 }
 
+// ConsumerStatus is what a controller reports, for the status tests.
+type ConsumerStatus struct {
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +optional
+	Revision string `json:"revision,omitempty"`
+}
+
 // Consumer is a gated object for tests.
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 type Consumer struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              ConsumerSpec `json:"spec,omitempty"`
+	// +optional
+	Status ConsumerStatus `json:"status,omitempty"`
 }
+
+// GetConditions implements conditions.Getter.
+func (c *Consumer) GetConditions() []metav1.Condition { return c.Status.Conditions }
+
+// SetConditions implements conditions.Setter.
+func (c *Consumer) SetConditions(conditions []metav1.Condition) { c.Status.Conditions = conditions }
 
 // GetGates implements gates.Gated.
 func (c *Consumer) GetGates() *gates.Gates { return c.Spec.Gates }

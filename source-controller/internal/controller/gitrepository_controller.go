@@ -5,11 +5,12 @@ import (
 	"os"
 
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/fluxcd/pkg/runtime/patch"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+
+	"github.com/sluice-gitops/sluice/shared/status"
 )
 
 // GitRepositoryReconciler fetches Git repositories and stores their content as artifacts.
@@ -27,7 +28,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	patcher := status.NewPatcher(obj, r.Client)
 	defer func() { retErr = r.finalizeStatus(ctx, obj, patcher, &obj.Status.ObservedGeneration, retErr, nil) }()
 
 	if done, err := r.preamble(ctx, obj, sourcev1.GitRepositoryKind, obj.Spec.Suspend); done {

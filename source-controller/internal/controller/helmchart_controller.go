@@ -10,7 +10,6 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/status"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
@@ -47,7 +47,7 @@ func (r *HelmChartReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	patcher := status.NewPatcher(obj, r.Client)
 	defer func() {
 		retErr = r.finalizeStatus(ctx, obj, patcher, &obj.Status.ObservedGeneration, retErr, func() (string, string) {
 			return chartReadyMessage(obj)

@@ -7,11 +7,12 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/fluxcd/pkg/runtime/patch"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+
+	"github.com/sluice-gitops/sluice/shared/status"
 )
 
 // defaultHelmRepositoryInterval applies when spec.interval is unset.
@@ -33,7 +34,7 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	patcher := status.NewPatcher(obj, r.Client)
 	defer func() { retErr = r.finalizeStatus(ctx, obj, patcher, &obj.Status.ObservedGeneration, retErr, nil) }()
 
 	if done, err := r.preamble(ctx, obj, sourcev1.HelmRepositoryKind, obj.Spec.Suspend); done {

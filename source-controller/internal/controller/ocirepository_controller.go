@@ -13,7 +13,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/fluxcd/pkg/runtime/patch"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -23,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/status"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
@@ -41,7 +41,7 @@ func (r *OCIRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	patcher := status.NewPatcher(obj, r.Client)
 	defer func() { retErr = r.finalizeStatus(ctx, obj, patcher, &obj.Status.ObservedGeneration, retErr, nil) }()
 
 	if done, err := r.preamble(ctx, obj, sourcev1.OCIRepositoryKind, obj.Spec.Suspend); done {

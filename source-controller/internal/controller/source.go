@@ -9,7 +9,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kuberecorder "k8s.io/client-go/tools/record"
@@ -35,14 +34,6 @@ type source interface {
 	GetArtifact() *meta.Artifact
 	SetArtifact(*meta.Artifact)
 	GetRequestStatus() *meta.ReconcileRequestStatus
-}
-
-// ownedConditions are the conditions the source reconcilers write.
-var ownedConditions = []string{
-	meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition,
-	sourcev1.FetchFailedCondition, sourcev1.ArtifactOutdatedCondition, sourcev1.ArtifactInStorageCondition,
-	sourcev1.StorageOperationFailedCondition, gates.BlockedCondition,
-	sourcev1.BuildFailedCondition, sourcev1.SourceVerifiedCondition,
 }
 
 // SourceReconciler holds what every source reconciler uses: the API client, events and the
@@ -78,7 +69,7 @@ func (r *SourceReconciler) preamble(ctx context.Context, obj source, kind string
 // finalizeStatus summarises the conditions into Ready/Reconciling/Stalled and patches the
 // status once. ready, when set, gives the Ready reason and message of a success (the kind's own
 // wording, e.g. HelmChart's "pulled 'podinfo' chart with version '5.2.1'").
-func (r *SourceReconciler) finalizeStatus(ctx context.Context, obj source, patcher *patch.SerialPatcher,
+func (r *SourceReconciler) finalizeStatus(ctx context.Context, obj source, patcher *status.Patcher,
 	observedGeneration *int64, err error, ready func() (string, string)) error {
 	if obj.GetDeletionTimestamp().IsZero() {
 		summarize(obj, err)
@@ -96,8 +87,7 @@ func (r *SourceReconciler) finalizeStatus(ctx context.Context, obj source, patch
 		r.Metrics.RecordReconciling(ctx, obj)
 		r.Metrics.RecordStalled(ctx, obj)
 	}
-	if perr := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions},
-		patch.WithFieldOwner(r.ControllerName)); perr != nil {
+	if perr := patcher.Patch(ctx, obj, r.ControllerName); perr != nil {
 		if !obj.GetDeletionTimestamp().IsZero() && status.Gone(perr) {
 			return err // deleted while we finished: nothing left to patch
 		}

@@ -151,8 +151,8 @@ func getRepo(g Gomega, key client.ObjectKey) *sourcev1.GitRepository {
 }
 
 // condition returns "status|reason|message" of a condition of the GitRepository, once the
-// status reflects the current reconcile request. (Conditions are patched before the rest of the
-// status: Ready=True also waits for observedGeneration, written with the artifact.)
+// status reflects the current reconcile request. (Ready=True also waits for observedGeneration,
+// written with the artifact.)
 func condition(key client.ObjectKey, t string) func(g Gomega) string {
 	return func(g Gomega) string {
 		obj := getRepo(g, key)
