@@ -1,0 +1,28 @@
+package testapi
+
+import (
+	"path/filepath"
+	"runtime"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/sluice-gitops/sluice/shared/testenv"
+)
+
+// StartEnv starts the test control plane with the Consumer kind installed and in the client's
+// scheme, for the tests of shared packages.
+func StartEnv() (*testenv.Env, error) {
+	scheme := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return testenv.Start(testenv.Options{
+		Scheme:        scheme,
+		ExtraCRDPaths: []string{filepath.Join(filepath.Dir(file), "crds")},
+	})
+}
