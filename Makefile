@@ -98,7 +98,7 @@ dev: tools build
 ## bench: run every module's benchmarks and print a table
 bench: tools
 	@for m in $(MODULES); do ( cd $$m && go test -run '^$$' -bench . -benchmem ./... ) ; done | tee /tmp/sluice-bench.txt | \
-	  awk '/^Benchmark/ {printf "%-60s %12s %s %12s %s %12s %s\n", $$1, $$3, $$4, $$5, $$6, $$7, $$8}'
+	  awk '/^Benchmark/ {printf "%-60s", $$1; for (i = 3; i < NF; i += 2) printf " %14s %s", $$i, $$(i+1); print ""} /^(FAIL|--- FAIL)/ {print; failed = 1} END {exit failed}'
 
 clean:
 	rm -rf $(BIN) .dev
