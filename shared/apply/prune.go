@@ -9,14 +9,24 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// FluxApplierWait is how long garbage collection waits for deleted Flux Kustomizations and
-// HelmReleases to be finalized before it deletes the rest (their ServiceAccounts, RoleBindings).
+// FluxApplierWait is how long garbage collection waits for deleted appliers to be finalized
+// before it deletes the rest (their ServiceAccounts, RoleBindings).
 const FluxApplierWait = time.Minute
 
-// prune deletes stale objects in stages: Flux objects first, then, once the Flux appliers among
+// appliers are the kinds that delete what they applied when they are deleted (a finalizer,
+// often as their own service account): garbage collection lets them finish first.
+var appliers = map[schema.GroupKind]bool{
+	{Group: "kustomize.toolkit.fluxcd.io", Kind: "Kustomization"}:      true,
+	{Group: "helm.toolkit.fluxcd.io", Kind: "HelmRelease"}:             true,
+	{Group: "generator.toolkit.fluxcd.io", Kind: "ManifestGeneration"}: true,
+	{Group: "fluxcd.controlplane.io", Kind: "ResourceSet"}:             true,
+}
+
+// prune deletes stale objects in stages: Flux objects first, then, once the appliers among
 // them are finalized (at most FluxApplierWait), everything else. Objects not labelled as the
 // owner's, or annotated with the prune annotation set to disabled, stay. It returns the deleted
 // objects, one "Kind/ns/name deleted" line each, sorted.
@@ -41,14 +51,14 @@ func (a *Applier) prune(ctx context.Context, rm *ssa.ResourceManager, owner map[
 		if err != nil {
 			return nil, err
 		}
-		appliers := ssa.NewChangeSet()
+		deleting := ssa.NewChangeSet()
 		for _, e := range cs.Entries {
-			if e.Action == ssa.DeletedAction && (e.ObjMetadata.GroupKind.Kind == "Kustomization" || e.ObjMetadata.GroupKind.Kind == "HelmRelease") {
-				appliers.Add(e)
+			if e.Action == ssa.DeletedAction && appliers[e.ObjMetadata.GroupKind] {
+				deleting.Add(e)
 			}
 		}
-		if len(appliers.Entries) > 0 {
-			if err := rm.WaitForSetTermination(appliers, ssa.WaitOptions{Interval: time.Second, Timeout: FluxApplierWait}); err != nil {
+		if len(deleting.Entries) > 0 {
+			if err := rm.WaitForSetTermination(deleting, ssa.WaitOptions{Interval: time.Second, Timeout: FluxApplierWait}); err != nil {
 				log.FromContext(ctx).Info("Flux appliers were not finalized in time, deleting the rest", "error", err.Error())
 			}
 		}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,14 +11,20 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
 
-// Garbage collection in stages (seed 001): the Flux objects go first, and the ServiceAccount the
-// Flux Kustomization impersonates stays until the Kustomization is finalized (here the test
-// plays kustomize-controller and removes its finalizer). An object annotated prune: disabled
-// is left alone.
+// Garbage collection in stages (seed 001): the Flux objects go first, and the ServiceAccount an
+// applier (a Flux Kustomization, a ManifestGeneration) impersonates stays until the applier is
+// finalized (here the test plays its controller and removes its finalizer). An object annotated
+// prune: disabled is left alone.
 func TestResourceSetStagedGarbageCollection(t *testing.T) {
-	g := NewWithT(t)
-	ns := newNamespace(t)
-	key := createResourceSet(t, ns, `
+	for _, applier := range []struct{ apiVersion, kind, spec string }{
+		{"kustomize.toolkit.fluxcd.io/v1", "Kustomization", "serviceAccountName: flux"},
+		{"generator.toolkit.fluxcd.io/v1alpha1", "ManifestGeneration",
+			"serviceAccountName: flux\n        sourceRef: {kind: GitRepository, name: apps}\n        interval: 5m"},
+	} {
+		t.Run(applier.kind, func(t *testing.T) {
+			g := NewWithT(t)
+			ns := newNamespace(t)
+			key := createResourceSet(t, ns, fmt.Sprintf(`
 metadata:
   name: tenant
 spec:
@@ -34,31 +41,33 @@ spec:
         namespace: NAMESPACE
         annotations:
           fluxcd.controlplane.io/prune: disabled
-    - apiVersion: kustomize.toolkit.fluxcd.io/v1
-      kind: Kustomization
+    - apiVersion: %s
+      kind: %s
       metadata:
         name: apps
         namespace: NAMESPACE
         finalizers: [finalizers.fluxcd.io]
       spec:
-        serviceAccountName: flux
-`)
-	readyIn(t, key)
+        %s
+`, applier.apiVersion, applier.kind, applier.spec))
+			readyIn(t, key)
 
-	g.Expect(k8s.Delete(context.Background(), &rsv1.ResourceSet{ObjectMeta: metaOf(key)})).To(Succeed())
-	// The Kustomization is being deleted (its finalizer holds it), the ServiceAccount waits.
-	g.Eventually(func(g Gomega) bool {
-		k := getObject(g, "kustomize.toolkit.fluxcd.io/v1", "Kustomization", ns, "apps")
-		return k != nil && k.GetDeletionTimestamp() != nil
-	}, timeout).Should(BeTrue())
-	g.Consistently(func(g Gomega) any { return getObject(g, "v1", "ServiceAccount", ns, "flux") }, 2*time.Second).ShouldNot(BeNil())
+			g.Expect(k8s.Delete(context.Background(), &rsv1.ResourceSet{ObjectMeta: metaOf(key)})).To(Succeed())
+			// The applier is being deleted (its finalizer holds it), the ServiceAccount waits.
+			g.Eventually(func(g Gomega) bool {
+				k := getObject(g, applier.apiVersion, applier.kind, ns, "apps")
+				return k != nil && k.GetDeletionTimestamp() != nil
+			}, timeout).Should(BeTrue())
+			g.Consistently(func(g Gomega) any { return getObject(g, "v1", "ServiceAccount", ns, "flux") }, 2*time.Second).ShouldNot(BeNil())
 
-	k := getObject(g, "kustomize.toolkit.fluxcd.io/v1", "Kustomization", ns, "apps")
-	k.SetFinalizers(nil)
-	g.Expect(k8s.Update(context.Background(), k)).To(Succeed())
-	g.Eventually(func(g Gomega) any { return getObject(g, "v1", "ServiceAccount", ns, "flux") }, timeout).Should(BeNil())
-	g.Eventually(func() error { return k8s.Get(context.Background(), key, &rsv1.ResourceSet{}) }, timeout).ShouldNot(Succeed())
-	g.Expect(getObject(g, "v1", "ConfigMap", ns, "keep")).NotTo(BeNil(), "prune: disabled")
-	g.Eventually(eventsOf(key), timeout).Should(ContainElement(MatchRegexp(
-		`^Normal GarbageCollectionSucceeded: Kustomization/` + ns + `/apps deleted\nServiceAccount/` + ns + `/flux deleted\nGarbage collection finished in [0-9.]+s$`)))
+			k := getObject(g, applier.apiVersion, applier.kind, ns, "apps")
+			k.SetFinalizers(nil)
+			g.Expect(k8s.Update(context.Background(), k)).To(Succeed())
+			g.Eventually(func(g Gomega) any { return getObject(g, "v1", "ServiceAccount", ns, "flux") }, timeout).Should(BeNil())
+			g.Eventually(func() error { return k8s.Get(context.Background(), key, &rsv1.ResourceSet{}) }, timeout).ShouldNot(Succeed())
+			g.Expect(getObject(g, "v1", "ConfigMap", ns, "keep")).NotTo(BeNil(), "prune: disabled")
+			g.Eventually(eventsOf(key), timeout).Should(ContainElement(MatchRegexp(
+				`^Normal GarbageCollectionSucceeded: ` + applier.kind + `/` + ns + `/apps deleted\nServiceAccount/` + ns + `/flux deleted\nGarbage collection finished in [0-9.]+s$`)))
+		})
+	}
 }
