@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,7 +28,7 @@ func generate(ctx context.Context, runner *fluxyaml.Runner, root, target string,
 		return &Result{Objects: objs}, nil
 	}
 
-	data, err := readInRoot(root, configPath)
+	data, err := fluxyaml.ReadFile(root, configPath)
 	if err != nil {
 		return nil, contentError(fmt.Errorf("reading %s: %w", configPath, err))
 	}
@@ -62,7 +61,7 @@ func generate(ctx context.Context, runner *fluxyaml.Runner, root, target string,
 // A missing patch file patches nothing: the manifest-generator creates it with the first update.
 func applyPatchFile(res *Result, root, target, configPath, patchFile string, scheme *runtime.Scheme) error {
 	name := filepath.Join(target, patchFile)
-	data, err := readInRoot(root, name)
+	data, err := fluxyaml.ReadFile(root, name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -75,15 +74,4 @@ func applyPatchFile(res *Result, root, target, configPath, patchFile string, sch
 	}
 	res.Objects, res.Dropped = patched, dropped
 	return nil
-}
-
-// readInRoot reads a file of the checkout through an os.Root, so a symlink cannot make it read a
-// file outside the artifact.
-func readInRoot(root, name string) ([]byte, error) {
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return r.ReadFile(name)
 }

@@ -73,7 +73,7 @@ func (r *ManifestUpdateReconciler) change(ctx context.Context, obj *generatorv1.
 		return changeFailed(err)
 	}
 	if found {
-		data, err := readInRoot(dir, configPath)
+		data, err := fluxyaml.ReadFile(dir, configPath)
 		if err != nil {
 			return changeFailed(fmt.Errorf("reading %s: %w", configPath, err))
 		}
@@ -142,7 +142,7 @@ func (r *ManifestUpdateReconciler) manifests(ctx context.Context, dir string, t 
 	}
 	if mode.cfg.PatchUpdated != nil {
 		name := filepath.Join(t.path, mode.cfg.PatchUpdated.PatchFile)
-		data, err := readInRoot(dir, name)
+		data, err := fluxyaml.ReadFile(dir, name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return out, nil
@@ -210,7 +210,7 @@ func (r *ManifestUpdateReconciler) changeRaw(dir string, t updateTarget, ref wor
 	if err != nil {
 		return err
 	}
-	data, err := readInRoot(dir, filepath.FromSlash(file))
+	data, err := fluxyaml.ReadFile(dir, filepath.FromSlash(file))
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func (r *ManifestUpdateReconciler) changePatchFile(ctx context.Context, dir stri
 		objs[i] = g.Object
 	}
 	name := filepath.Join(t.path, mode.cfg.PatchUpdated.PatchFile)
-	data, err := readInRoot(dir, name)
+	data, err := fluxyaml.ReadFile(dir, name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading the patch file %s: %w", name, err)
 	}
@@ -337,17 +337,6 @@ func describe(o *unstructured.Unstructured) string {
 		ns = "<default>"
 	}
 	return fmt.Sprintf("%s %s/%s", o.GetKind(), ns, o.GetName())
-}
-
-// readInRoot reads a file of the clone through an os.Root, so a symlink cannot make it read a
-// file outside the repository.
-func readInRoot(root, name string) ([]byte, error) {
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return r.ReadFile(name)
 }
 
 // maxDiffPaths bounds the fields a verification failure names.

@@ -108,3 +108,14 @@ func checkTargetDir(r *os.Root, rel, targetPath string) error {
 	}
 	return nil
 }
+
+// ReadFile reads the file name (relative to root) through an os.Root, so a symlink in an
+// artifact or a clone cannot make the controller read a file outside it.
+func ReadFile(root, name string) ([]byte, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.ReadFile(name)
+}

@@ -125,3 +125,21 @@ func TestTargetDir(t *testing.T) {
 	_, err = TargetDir(root, "../x")
 	g.Expect(err).To(MatchError(ContainSubstring("outside the artifact root")))
 }
+
+// ReadFile reads inside the root only: a symlink out of it is an error, not the file it names.
+func TestReadFileStaysInTheRoot(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret")
+	g.Expect(os.WriteFile(outside, []byte("token"), 0o600)).To(Succeed())
+	writeTree(t, root, map[string]string{"apps/app.yaml": "kind: ConfigMap\n"})
+	g.Expect(os.Symlink(outside, filepath.Join(root, "apps", "link.yaml"))).To(Succeed())
+
+	data, err := ReadFile(root, filepath.Join("apps", "app.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(data)).To(Equal("kind: ConfigMap\n"))
+	_, err = ReadFile(root, filepath.Join("apps", "link.yaml"))
+	g.Expect(err).To(HaveOccurred())
+	_, err = ReadFile(root, "../secret")
+	g.Expect(err).To(HaveOccurred())
+}
