@@ -49,8 +49,13 @@ $(CONTROLLER_GEN):
 $(KUSTOMIZE):
 	GOBIN=$(BIN) GOFLAGS= go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
+# With the ldflags of Helm's release build, as in the manifest-generator image: its version, and
+# the Kubernetes version it renders for.
 $(HELM):
-	GOBIN=$(BIN) GOFLAGS= go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	GOBIN=$(BIN) GOFLAGS= go install -ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	  -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_KUBE_MINOR) \
+	  -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_KUBE_MINOR)" \
+	  helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 ## generate: deepcopy, CRDs into deploy/crds, RBAC into each controller's deploy base
 generate: $(CONTROLLER_GEN)

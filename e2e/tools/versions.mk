@@ -3,3 +3,6 @@
 CONTROLLER_GEN_VERSION := v0.21.0
 KUSTOMIZE_VERSION := v5.8.2
 HELM_VERSION := v3.21.4
+# The Kubernetes minor `helm template` renders for (.Capabilities.KubeVersion): that of the pinned
+# kube-apiserver, as in the manifest-generator image.
+HELM_KUBE_MINOR := 36
