@@ -96,9 +96,7 @@ func (r *ManifestGenerationReconciler) Reconcile(ctx context.Context, req ctrl.R
 		prior = c.DeepCopy()
 	}
 	if obj.Generation != obj.Status.ObservedGeneration {
-		conditions.MarkReconciling(obj, meta.ProgressingReason, "Reconciliation in progress")
-		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "Reconciliation in progress")
-		if err := patcher.Patch(ctx, obj, ControllerName); err != nil {
+		if err := status.Progressing(ctx, patcher, obj, ControllerName); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

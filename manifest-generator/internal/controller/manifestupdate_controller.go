@@ -84,9 +84,7 @@ func (r *ManifestUpdateReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	if obj.Generation != obj.Status.ObservedGeneration {
 		obj.Status.Commit = ""
-		conditions.MarkReconciling(obj, meta.ProgressingReason, "Reconciliation in progress")
-		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "Reconciliation in progress")
-		if err := patcher.Patch(ctx, obj, ControllerName); err != nil {
+		if err := status.Progressing(ctx, patcher, obj, ControllerName); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

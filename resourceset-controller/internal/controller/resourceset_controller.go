@@ -91,9 +91,7 @@ func (r *ResourceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	if obj.Generation != obj.Status.ObservedGeneration {
 		// A new spec: say so at once (kstatus readers wait on it), as the seed describes.
-		conditions.MarkReconciling(obj, meta.ProgressingReason, "Reconciliation in progress")
-		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "Reconciliation in progress")
-		if err := patcher.Patch(ctx, obj, ControllerName); err != nil {
+		if err := status.Progressing(ctx, patcher, obj, ControllerName); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

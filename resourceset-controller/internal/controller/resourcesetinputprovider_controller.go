@@ -79,10 +79,7 @@ func (r *ResourceSetInputProviderReconciler) Reconcile(ctx context.Context, req 
 
 	// A new spec: say so before a fetch that may take up to the timeout.
 	if obj.Generation != obj.Status.ObservedGeneration {
-		msg := "Reconciliation in progress"
-		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "%s", msg)
-		conditions.MarkReconciling(obj, meta.ProgressingReason, "%s", msg)
-		if err := patcher.Patch(ctx, obj, ControllerName); err != nil {
+		if err := status.Progressing(ctx, patcher, obj, ControllerName); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
