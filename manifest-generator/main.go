@@ -23,15 +23,22 @@ import (
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/build"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/controller"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 )
 
 const controllerName = controller.ControllerName
 
 func main() {
+	if runner.IsInvocation(os.Args) {
+		os.Exit(runner.Main(os.Args[2:]))
+	}
 	var (
 		opts             bootstrap.Options
 		buildOpts        build.Options
 		applyConcurrency int
+		runnerSocket     string
+		localRunnerUser  int
 	)
 	opts.BindFlags(pflag.CommandLine, true)
 	pflag.StringVar(&buildOpts.StoragePath, "storage-path", "/data", "The directory of the source checkouts.")
@@ -42,7 +49,16 @@ func main() {
 		"The timeout of a sync, and of each generator and updater command, when the ManifestGeneration's spec.timeout is not set.")
 	pflag.StringVar(&buildOpts.Path, "generator-path", os.Getenv("PATH"), "The PATH generator and updater commands run with (kustomize, helm, sh).")
 	pflag.IntVar(&applyConcurrency, "apply-concurrency", 10, "The number of objects of one ManifestGeneration dry-run and applied at once.")
+	pflag.StringVar(&runnerSocket, "runner-socket", "",
+		"The Unix socket of the runner that runs generator and updater commands (the runner container of the Pod). "+
+			"When empty, a local runner process is started: as --local-runner-user when the controller is root, else as the controller's own user, which is for development only.")
+	pflag.IntVar(&localRunnerUser, "local-runner-user", runner.DefaultLocalUser, "The uid (and gid) of the local runner, when the controller is root and --runner-socket is empty.")
+	pflag.IntVar(&buildOpts.Limits.MaxGenerators, "max-generators", fluxyaml.DefaultMaxGenerators, "The number of generators a .flux.yaml may list; 0 is no limit.")
+	pflag.Int64Var(&buildOpts.Limits.MaxOutput, "max-generation-output-size", fluxyaml.DefaultMaxGenerationOutput,
+		"The total standard output, in bytes, of the generators of one ManifestGeneration; 0 is no limit.")
+	pflag.IntVar(&buildOpts.Limits.MaxObjects, "max-objects", fluxyaml.DefaultMaxObjects, "The number of objects one ManifestGeneration may produce; 0 is no limit.")
 	pflag.Parse()
+	buildOpts.Limits.Names = fluxyaml.LimitNames{Generators: "--max-generators", Output: "--max-generation-output-size", Objects: "--max-objects"}
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -54,6 +70,14 @@ func main() {
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), generatorv1.Finalizer)
+	runnerClient := &runner.Client{Socket: runnerSocket}
+	if runnerSocket == "" {
+		local, err := runner.StartLocal(runner.LocalOptions{UID: localRunnerUser, GID: localRunnerUser})
+		bootstrap.Exit(err, "starting the local runner")
+		defer local.Stop()
+		runnerClient = &local.Client
+	}
+	buildOpts.Runner = runnerClient
 	builder, err := build.New(buildOpts)
 	bootstrap.Exit(err, "setting up the generator storage")
 
@@ -70,7 +94,7 @@ func main() {
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Metrics: &readiness,
 		// The builder's scheme: patch files merge the same way when synced and when updated.
 		Scheme: clientgoscheme.Scheme, Path: buildOpts.Path, DefaultTimeout: buildOpts.DefaultTimeout, MaxOutput: buildOpts.MaxOutput,
-		RequeueDependency: opts.RequeueDependency,
+		Runner: runnerClient, Limits: buildOpts.Limits, RequeueDependency: opts.RequeueDependency,
 	}
 	bootstrap.Exit(update.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestUpdate controller")
 

@@ -40,13 +40,17 @@ func (l Limits) withDefaults() Limits {
 // dir, device files and FIFOs, and archives over the limits. All writes go through an os.Root, so
 // no entry can be written through a link to outside dir either.
 func Extract(r io.Reader, dir string, limits Limits) error {
-	limits = limits.withDefaults()
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return fmt.Errorf("artifact is not a gzip archive: %w", err)
 	}
 	defer gz.Close()
+	return ExtractTar(gz, dir, limits)
+}
 
+// ExtractTar is Extract for an uncompressed tar stream, with the same checks and limits.
+func ExtractTar(r io.Reader, dir string, limits Limits) error {
+	limits = limits.withDefaults()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
@@ -54,7 +58,7 @@ func Extract(r io.Reader, dir string, limits Limits) error {
 	defer root.Close()
 
 	x := extractor{root: root, remaining: limits.MaxSize, dirs: map[string]bool{".": true}, buf: make([]byte, 32<<10)}
-	tr := tar.NewReader(gz)
+	tr := tar.NewReader(r)
 	for files := 0; ; files++ {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {

@@ -14,6 +14,7 @@ import (
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/patch"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 	"github.com/sluice-gitops/sluice/shared/artifact"
 )
 
@@ -55,6 +56,12 @@ type Options struct {
 	// Scheme holds the built-in kinds that patch files merge strategically (client-go's scheme
 	// when nil); see patch.Apply.
 	Scheme *runtime.Scheme
+	// Runner runs the generators, in a private copy of the checkout, in a process without the
+	// controller's credentials (required).
+	Runner *runner.Client
+	// Limits bound what the generators of one target path produce together
+	// (--max-generators, --max-generation-output-size, --max-objects).
+	Limits fluxyaml.Limits
 }
 
 // Builder builds the objects of ManifestGenerations. It is safe for concurrent use.
@@ -68,6 +75,9 @@ type Builder struct {
 func New(opts Options) (*Builder, error) {
 	if opts.StoragePath == "" {
 		return nil, fmt.Errorf("the storage path is required")
+	}
+	if opts.Runner == nil {
+		return nil, fmt.Errorf("a runner is required: generators never run in the controller's process")
 	}
 	if opts.Fetcher == nil {
 		opts.Fetcher = &artifact.Fetcher{}
@@ -123,9 +133,10 @@ func (b *Builder) Timeout(spec generatorv1.ManifestGenerationSpec) time.Duration
 // file the generators can read is part of the artifact, so the digest stands for the .flux.yaml
 // and the patch file too, and a cache hit neither touches the checkout nor runs a command. On a
 // miss the artifact is fetched, once per digest for all ManifestGenerations of it, into a shared
-// read-only checkout under the storage path (generators must write to $HOME or /tmp, not to the
-// repository); then .flux.yaml is looked up for the target path and its generators run there, or
-// the YAML files under it are read when there is none; a patchUpdated patch file is applied.
+// checkout under the storage path, which only the controller's user can read; then .flux.yaml is
+// looked up for the target path and its generators run in the runner, on a private copy of the
+// checkout that nothing else sees and that is deleted afterwards, or the YAML files under the
+// target path are read when there is no .flux.yaml; a patchUpdated patch file is applied.
 //
 // An empty result is refused with ErrEmpty when spec.prune is on and spec.allowEmpty is off.
 // IsTerminal tells the errors only a new revision fixes from those to retry; a failing command
@@ -159,8 +170,12 @@ func (b *Builder) Build(ctx context.Context, art Artifact, spec generatorv1.Mani
 	}
 	defer b.checkouts.release(co)
 
-	runner := &fluxyaml.Runner{Path: b.opts.Path, Env: env, DefaultTimeout: timeout, MaxOutput: b.opts.MaxOutput}
-	res, err := generate(ctx, runner, co.dir, target, b.opts.Scheme)
+	session, err := b.opts.Runner.Session(co.dir, runner.Options{Path: b.opts.Path, Env: env, DefaultTimeout: timeout, MaxOutput: b.opts.MaxOutput})
+	if err != nil {
+		return nil, err
+	}
+	defer session.Close()
+	res, err := generate(ctx, session, co.dir, target, b.opts.Scheme, b.opts.Limits)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctest"
 )
 
 // A second sync of the same revision reuses the objects: no command runs.
@@ -16,7 +18,7 @@ func TestBuildCacheHitRunsNoCommand(t *testing.T) {
 	g := NewWithT(t)
 	srv := serveArtifacts(t)
 	art := srv.publish(t, "r1", writeTree(t, stagingLayout(countingKustomize)))
-	counter := t.TempDir()
+	counter := proctest.SharedDir(t)
 	b := newBuilder(t, Options{})
 	spec := specOf("./staging", "COUNTER_DIR", counter)
 
@@ -49,7 +51,7 @@ func TestBuildCacheMisses(t *testing.T) {
 	srv := serveArtifacts(t)
 	dir := writeTree(t, stagingLayout(countingKustomize))
 	r1 := srv.publish(t, "r1", dir)
-	counter := t.TempDir()
+	counter := proctest.SharedDir(t)
 	b := newBuilder(t, Options{})
 	build := func(art Artifact, f specFields) bool {
 		t.Helper()
@@ -95,7 +97,7 @@ func TestBuildCacheOff(t *testing.T) {
 	g := NewWithT(t)
 	srv := serveArtifacts(t)
 	art := srv.publish(t, "r1", writeTree(t, stagingLayout(countingKustomize)))
-	counter := t.TempDir()
+	counter := proctest.SharedDir(t)
 	b := newBuilder(t, Options{CacheSize: -1})
 
 	for i := 1; i <= 2; i++ {

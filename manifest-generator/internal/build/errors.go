@@ -20,7 +20,8 @@ var ErrEmpty = errors.New("the target path produced no objects: set spec.allowEm
 // output or raw files that are not usable objects (*fluxyaml.ManifestError), a malformed patch
 // file, a target path that is missing or outside the artifact, an artifact that breaks the
 // extraction rules, a reserved name in spec.env, ErrEmpty, and a generator printing more than
-// --max-output-size (fluxyaml.ErrOutputTooLarge: the same revision prints the same again).
+// --max-output-size (fluxyaml.ErrOutputTooLarge: the same revision prints the same again), and
+// generators over the limits of a generation (*fluxyaml.LimitError).
 //
 // Everything else is transient and retried with backoff: a failing command (*fluxyaml.CommandError,
 // passed through as it is), a download that failed or does not match its digest, I/O trouble.
@@ -31,7 +32,8 @@ func IsTerminal(err error) bool {
 	var t *terminalError
 	var ce *fluxyaml.ConfigError
 	var me *fluxyaml.ManifestError
-	return errors.As(err, &t) || errors.As(err, &ce) || errors.As(err, &me) || errors.Is(err, ErrEmpty) ||
+	var le *fluxyaml.LimitError
+	return errors.As(err, &t) || errors.As(err, &ce) || errors.As(err, &me) || errors.As(err, &le) || errors.Is(err, ErrEmpty) ||
 		errors.Is(err, fluxyaml.ErrOutputTooLarge)
 }
 

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctest"
 )
 
 // An invalid .flux.yaml needs a new commit: terminal, naming the file.
@@ -41,7 +42,7 @@ commandUpdated:
         echo run >> "$COUNTER_DIR/runs"; echo "chart not found: mychart" >&2; exit 3
 `,
 	}))
-	counter := t.TempDir()
+	counter := proctest.SharedDir(t)
 	b := newBuilder(t, Options{})
 
 	for i := 1; i <= 2; i++ {

@@ -14,8 +14,9 @@ import (
 )
 
 // generate produces the objects of target (clean, relative to root) from the checkout root:
-// with the .flux.yaml that governs target, or from its raw YAML files when there is none.
-func generate(ctx context.Context, runner *fluxyaml.Runner, root, target string, scheme *runtime.Scheme) (*Result, error) {
+// with the .flux.yaml that governs target, its generators run by x, or from its raw YAML files
+// when there is none.
+func generate(ctx context.Context, x fluxyaml.Executor, root, target string, scheme *runtime.Scheme, limits fluxyaml.Limits) (*Result, error) {
 	configPath, found, err := fluxyaml.Find(root, target)
 	if err != nil {
 		return nil, contentError(err)
@@ -24,6 +25,9 @@ func generate(ctx context.Context, runner *fluxyaml.Runner, root, target string,
 		objs, err := fluxyaml.ReadRaw(root, target)
 		if err != nil {
 			return nil, contentError(err)
+		}
+		if err := limits.CheckObjects("path '"+target+"'", len(objs)); err != nil {
+			return nil, err
 		}
 		return &Result{Objects: objs}, nil
 	}
@@ -36,7 +40,7 @@ func generate(ctx context.Context, runner *fluxyaml.Runner, root, target string,
 	if err != nil {
 		return nil, err // *fluxyaml.ConfigError
 	}
-	objs, err := fluxyaml.Generate(ctx, runner, root, target, configPath, cfg)
+	objs, err := fluxyaml.Generate(ctx, x, root, target, configPath, cfg, limits)
 	if err != nil {
 		var ce *fluxyaml.CommandError
 		if errors.As(err, &ce) {

@@ -177,6 +177,9 @@ func newBuilder(t testing.TB, opts Options) *Builder {
 	if opts.Fetcher == nil {
 		opts.Fetcher = &artifact.Fetcher{Retries: 1}
 	}
+	if opts.Runner == nil {
+		opts.Runner = testRunner
+	}
 	b, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctest"
 )
 
 // BenchmarkManifestGeneration500 syncs a kustomization of 500 ConfigMaps through the controller
@@ -36,7 +37,7 @@ func BenchmarkManifestGeneration500(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		ns := newNamespace(b)
-		counter := b.TempDir()
+		counter := proctest.SharedDir(b)
 		runs := func() int {
 			data, _ := os.ReadFile(filepath.Join(counter, "runs"))
 			return strings.Count(string(data), "run")

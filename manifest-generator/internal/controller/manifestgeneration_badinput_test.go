@@ -28,7 +28,7 @@ func fluxYAML(command string) string {
 func TestManifestGenerationBadGenerators(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	pids := t.TempDir()
+	pids := proctest.SharedDir(t)
 	publish(t, ns, "repo", "main@sha1:a001", map[string]string{".flux.yaml": fluxYAML("cat app.yaml"), "staging/app.yaml": appV1})
 	key := createGeneration(t, ns, generation+"  env:\n    - name: PID_DIR\n      value: "+pids+"\n")
 	g.Eventually(readyCondition(key), timeout).Should(Equal("True|ReconciliationSucceeded|Applied revision: main@sha1:a001"))

@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctest"
 )
 
 func createGeneration(t testing.TB, ns, manifest string) client.ObjectKey {
@@ -111,7 +112,7 @@ func TestManifestGenerationRawManifests(t *testing.T) {
 func TestManifestGenerationKustomizeGenerator(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	counter := t.TempDir()
+	counter := proctest.SharedDir(t)
 	publish(t, ns, "repo", "main@sha1:3333", map[string]string{
 		".flux.yaml":                 "version: 1\ncommandUpdated:\n  generators:\n    - command: echo run >> $COUNTER_DIR/runs && kustomize build .\n",
 		"staging/kustomization.yaml": "resources: [app.yaml]\nnamePrefix: staging-\n",

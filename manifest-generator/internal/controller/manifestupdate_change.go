@@ -17,6 +17,7 @@ import (
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/patch"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/workload"
 )
 
@@ -51,23 +52,22 @@ func changeFailed(err error) error {
 type updateMode struct {
 	configPath string
 	cfg        *fluxyaml.Config // nil in raw mode
-	runner     *fluxyaml.Runner
+	// session runs the commands, in the runner, on a copy of the clone without its .git; nil in
+	// raw mode, where no command runs.
+	session *runner.Session
 }
 
 // change makes the requested change in the clone at dir, then verifies it: the manifests of the
 // target path regenerated after the change differ from those before in exactly the requested
-// field(s) of the workload. An error leaves nothing to commit.
+// field(s) of the workload. Commands never run in the clone: generators and updaters run in the
+// runner on a copy of it without .git, and only the files the change verifiably needs are copied
+// back. An error leaves nothing to commit.
 func (r *ManifestUpdateReconciler) change(ctx context.Context, obj *generatorv1.ManifestUpdate, t updateTarget, dir string) error {
 	ref, err := workload.ParseRef(obj.Spec.Workload)
 	if err != nil {
 		return changeFailed(fmt.Errorf("spec.workload: %w", err))
 	}
-	home, cleanup, err := r.scratchDir("home-")
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	mode := updateMode{runner: &fluxyaml.Runner{Path: r.Path, Home: home, Env: t.env, DefaultTimeout: t.timeout, MaxOutput: r.MaxOutput}}
+	var mode updateMode
 	configPath, found, err := fluxyaml.Find(dir, t.path)
 	if err != nil {
 		return changeFailed(err)
@@ -81,13 +81,19 @@ func (r *ManifestUpdateReconciler) change(ctx context.Context, obj *generatorv1.
 			return changeFailed(err)
 		}
 		mode.configPath = configPath
+		mode.session, err = r.Runner.Session(dir, runner.Options{Path: r.Path, Env: t.env, DefaultTimeout: t.timeout,
+			MaxOutput: r.MaxOutput, Track: mode.cfg.CommandUpdated != nil})
+		if err != nil {
+			return err
+		}
+		defer mode.session.Close()
 	}
 
 	before, err := r.manifests(ctx, dir, t, mode)
 	if err != nil {
 		return changeFailed(err)
 	}
-	target, err := findWorkload(before, ref, t.namespace)
+	target, err := findWorkload(before.objects, ref, t.namespace)
 	if err != nil {
 		return changeFailed(fmt.Errorf("%w in the manifests of path '%s' of branch '%s'", err, t.path, t.branch))
 	}
@@ -97,13 +103,16 @@ func (r *ManifestUpdateReconciler) change(ctx context.Context, obj *generatorv1.
 		return changeFailed(err)
 	}
 
+	var copied []copiedFile
 	switch {
 	case mode.cfg == nil:
 		err = r.changeRaw(dir, t, ref, obj.Spec)
 	case mode.cfg.PatchUpdated != nil:
-		err = r.changePatchFile(ctx, dir, t, ref, obj.Spec, mode)
+		err = r.changePatchFile(ctx, dir, t, ref, obj.Spec, mode, before.generated)
 	case mode.cfg.CommandUpdated != nil:
-		err = r.runUpdaters(ctx, dir, t, ref, obj.Spec, mode)
+		if err = r.runUpdaters(ctx, dir, t, ref, obj.Spec, mode); err == nil {
+			copied, err = r.copyBack(ctx, mode.session, dir, t)
+		}
 	default:
 		err = fmt.Errorf("%s uses scanForFiles, which has no updaters: the workload cannot be updated", configPath)
 	}
@@ -115,45 +124,57 @@ func (r *ManifestUpdateReconciler) change(ctx context.Context, obj *generatorv1.
 	if err != nil {
 		return verificationFailed("the manifests of path '%s' cannot be generated after the change: %s", t.path, err.Error())
 	}
-	return verify(before, after, ref, t.namespace, want)
+	if err := verify(before.objects, after.objects, ref, t.namespace, want); err != nil {
+		return err
+	}
+	return r.checkEachFileCounts(ctx, dir, t, mode, copied, after.objects)
+}
+
+// generated are the manifests of the target path: the objects to apply and, with a
+// patchUpdated config, the generators' output before the patch file.
+type generated struct {
+	objects   []*unstructured.Unstructured
+	generated []*unstructured.Unstructured
 }
 
 // manifests are the objects of the target path: raw YAML, or the generators' output with the
 // patch file applied.
-func (r *ManifestUpdateReconciler) manifests(ctx context.Context, dir string, t updateTarget, mode updateMode) ([]*unstructured.Unstructured, error) {
+func (r *ManifestUpdateReconciler) manifests(ctx context.Context, dir string, t updateTarget, mode updateMode) (generated, error) {
 	if mode.cfg == nil {
 		objs, err := fluxyaml.ReadRawObjects(dir, t.path)
 		if err != nil {
-			return nil, err
+			return generated{}, err
 		}
 		out := make([]*unstructured.Unstructured, len(objs))
 		for i, o := range objs {
 			out[i] = o.Object
 		}
-		return out, nil
+		return generated{objects: out}, nil
 	}
-	gen, err := fluxyaml.GenerateObjects(ctx, mode.runner, dir, t.path, mode.configPath, mode.cfg)
+	gen, err := fluxyaml.GenerateObjects(ctx, mode.session, dir, t.path, mode.configPath, mode.cfg, r.Limits)
 	if err != nil {
-		return nil, err
+		return generated{}, err
 	}
 	out := make([]*unstructured.Unstructured, len(gen))
 	for i, g := range gen {
 		out[i] = g.Object
 	}
+	res := generated{objects: out, generated: out}
 	if mode.cfg.PatchUpdated != nil {
 		name := filepath.Join(t.path, mode.cfg.PatchUpdated.PatchFile)
 		data, err := fluxyaml.ReadFile(dir, name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return out, nil
+			return res, nil
 		case err != nil:
-			return nil, fmt.Errorf("reading the patch file %s: %w", name, err)
+			return generated{}, fmt.Errorf("reading the patch file %s: %w", name, err)
 		}
-		if out, _, err = patch.Apply(out, data, r.Scheme); err != nil {
-			return nil, fmt.Errorf("%s (the patch file of %s): %w", name, mode.configPath, err)
+		// patch.Apply works on copies: res.generated stays the generators' output.
+		if res.objects, _, err = patch.Apply(out, data, r.Scheme); err != nil {
+			return generated{}, fmt.Errorf("%s (the patch file of %s): %w", name, mode.configPath, err)
 		}
 	}
-	return out, nil
+	return res, nil
 }
 
 // findWorkload is the one object ref names.
@@ -236,16 +257,13 @@ func (r *ManifestUpdateReconciler) changeRaw(dir string, t updateTarget, ref wor
 }
 
 // changePatchFile records the change in the patch file of a patchUpdated config, creating it
-// when missing.
+// when missing, from the generators' output gen: in the clone, and in the session, whose
+// generators then run on the new patch file.
 func (r *ManifestUpdateReconciler) changePatchFile(ctx context.Context, dir string, t updateTarget, ref workload.Ref,
-	spec generatorv1.ManifestUpdateSpec, mode updateMode) error {
-	gen, err := fluxyaml.GenerateObjects(ctx, mode.runner, dir, t.path, mode.configPath, mode.cfg)
-	if err != nil {
-		return err
-	}
+	spec generatorv1.ManifestUpdateSpec, mode updateMode, gen []*unstructured.Unstructured) error {
 	objs := make([]*unstructured.Unstructured, len(gen))
-	for i, g := range gen {
-		objs[i] = g.Object
+	for i, o := range gen {
+		objs[i] = o.DeepCopy()
 	}
 	name := filepath.Join(t.path, mode.cfg.PatchUpdated.PatchFile)
 	data, err := fluxyaml.ReadFile(dir, name)
@@ -263,11 +281,14 @@ func (r *ManifestUpdateReconciler) changePatchFile(ctx context.Context, dir stri
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return patch.WriteFileAtomic(path, updated, 0o644)
+	if err := patch.WriteFileAtomic(path, updated, 0o644); err != nil {
+		return err
+	}
+	return mode.session.WriteFile(ctx, name, updated, 0o644)
 }
 
 // runUpdaters runs the containerImage or policy updaters of a commandUpdated config in the
-// target path, once per policy.
+// target path of the session's copy of the clone, once per policy.
 func (r *ManifestUpdateReconciler) runUpdaters(ctx context.Context, dir string, t updateTarget, ref workload.Ref,
 	spec generatorv1.ManifestUpdateSpec, mode updateMode) error {
 	targetDir, err := fluxyaml.TargetDir(dir, t.path)
@@ -279,10 +300,10 @@ func (r *ManifestUpdateReconciler) runUpdaters(ctx context.Context, dir string, 
 		if err != nil {
 			return err
 		}
-		return fluxyaml.RunUpdaters(ctx, mode.runner, targetDir, mode.cfg, fluxyaml.ImageUpdate, env)
+		return fluxyaml.RunUpdaters(ctx, mode.session, targetDir, mode.cfg, fluxyaml.ImageUpdate, env)
 	}
 	for _, p := range spec.Policies {
-		if err := fluxyaml.RunUpdaters(ctx, mode.runner, targetDir, mode.cfg, fluxyaml.PolicyUpdate, fluxyaml.PolicyEnv(ref, p.Name, p.Value)); err != nil {
+		if err := fluxyaml.RunUpdaters(ctx, mode.session, targetDir, mode.cfg, fluxyaml.PolicyUpdate, fluxyaml.PolicyEnv(ref, p.Name, p.Value)); err != nil {
 			return err
 		}
 	}

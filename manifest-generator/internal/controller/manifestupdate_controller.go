@@ -23,7 +23,9 @@ import (
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/gitwrite"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 )
 
 // ManifestUpdateReconciler writes the change a ManifestUpdate asks for into the Git repository
@@ -45,6 +47,11 @@ type ManifestUpdateReconciler struct {
 	DefaultTimeout time.Duration
 	// MaxOutput caps a generator's standard output in bytes (--max-output-size).
 	MaxOutput int64
+	// Runner runs the generators and updaters, on copies of the clone without .git, in a
+	// process without the controller's credentials (required).
+	Runner *runner.Client
+	// Limits bound what the generators of the target path produce together.
+	Limits fluxyaml.Limits
 	// Dir is the scratch directory of the clones (the system's temp dir when empty).
 	Dir string
 	// RequeueDependency is how soon an update whose ManifestGeneration or GitRepository is

@@ -40,6 +40,8 @@ import (
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/build"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 )
 
 const timeout = 30 * time.Second
@@ -50,9 +52,18 @@ var (
 	logs = &testenv.LogBuffer{}
 	// artifacts serves the source artifacts the tests publish, as the source-controller does.
 	artifacts = &artifactServer{files: map[string][]byte{}}
+	// runnerClient reaches the runner process the tests start, which runs every command.
+	runnerClient *runner.Client
+	// testLimits are the controller's limits per generation, small enough for a test to go over.
+	testLimits = fluxyaml.Limits{MaxGenerators: 5, MaxOutput: 4 << 20, MaxObjects: 2000,
+		Names: fluxyaml.LimitNames{Generators: "--max-generators", Output: "--max-generation-output-size", Objects: "--max-objects"}}
 )
 
 func TestMain(m *testing.M) {
+	// The test binary is also the runner: StartLocal re-executes it with `runner`.
+	if runner.IsInvocation(os.Args) {
+		os.Exit(runner.Main(os.Args[2:]))
+	}
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = apiextensionsv1.AddToScheme(scheme)
@@ -70,6 +81,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	local, err := runner.StartLocal(runner.LocalOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	runnerClient = &local.Client
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := startManager(ctx, scheme, storage); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -77,6 +94,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	cancel()
+	local.Stop()
 	artifacts.Close()
 	_ = env.Stop()
 	_ = os.RemoveAll(storage)
@@ -94,7 +112,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 	}
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), generatorv1.Finalizer)
 	// Commands find kustomize and helm in bin/ (make tools), sh in /bin.
-	builder, err := build.New(build.Options{StoragePath: storage, CacheSize: 16,
+	builder, err := build.New(build.Options{StoragePath: storage, CacheSize: 16, Runner: runnerClient, Limits: testLimits,
 		Path: filepath.Join(env.Root, "bin") + ":/usr/local/bin:/usr/bin:/bin"})
 	if err != nil {
 		return err
@@ -113,6 +131,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 	update := &ManifestUpdateReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Metrics: &readiness,
 		Scheme: clientgoscheme.Scheme, Path: filepath.Join(env.Root, "bin") + ":/usr/local/bin:/usr/bin:/bin", RequeueDependency: time.Second,
+		Runner: runnerClient, Limits: testLimits,
 	}
 	if err := update.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return err

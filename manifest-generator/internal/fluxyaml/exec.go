@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctree"
 )
 
 const (
@@ -45,6 +47,10 @@ type Runner struct {
 	DefaultTimeout time.Duration
 	// MaxOutput caps stdout in bytes (DefaultMaxOutput when zero).
 	MaxOutput int64
+	// KillDescendants is set in a child subreaper (proctree.BecomeSubreaper) that runs one
+	// command at a time: then, when a command ends, every descendant of this process is
+	// killed, those that left the command's process group (setsid, double fork) included.
+	KillDescendants bool
 }
 
 // IsReservedEnv reports whether a user may not set name through
@@ -57,7 +63,8 @@ func IsReservedEnv(name string) bool {
 // Run runs cmd with /bin/sh -c in dir and returns its stdout. The command
 // runs in its own process group; when it times out, ctx ends or its output
 // exceeds MaxOutput the whole group is killed, and whatever it left running
-// in the background is killed once it exits. Failures are *CommandError.
+// in the background is killed once it exits (with KillDescendants, also what
+// left the group). Failures are *CommandError.
 // A nil Runner runs with the defaults.
 func (r *Runner) Run(ctx context.Context, cmd Command, dir string, extraEnv map[string]string) ([]byte, error) {
 	if r == nil {
@@ -154,6 +161,9 @@ func (r *Runner) Run(ctx context.Context, cmd Command, dir string, extraEnv map[
 	}
 	// Nothing a command started may outlive it.
 	killGroup(pgid)
+	if r.KillDescendants {
+		proctree.KillDescendants(os.Getpid())
+	}
 
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()

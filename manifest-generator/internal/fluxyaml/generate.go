@@ -34,8 +34,8 @@ func (g Generated) origin() string {
 
 // Generate returns the objects that cfg produces for targetPath; see
 // GenerateObjects.
-func Generate(ctx context.Context, r *Runner, root, targetPath, configPath string, cfg *Config) ([]*unstructured.Unstructured, error) {
-	gen, err := GenerateObjects(ctx, r, root, targetPath, configPath, cfg)
+func Generate(ctx context.Context, x Executor, root, targetPath, configPath string, cfg *Config, limits Limits) ([]*unstructured.Unstructured, error) {
+	gen, err := GenerateObjects(ctx, x, root, targetPath, configPath, cfg, limits)
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +51,10 @@ func Generate(ctx context.Context, r *Runner, root, targetPath, configPath strin
 // Flux v1), and merges their output. For patchUpdated the objects are
 // returned before the patch file is applied. For scanForFiles the YAML
 // files under targetPath are read as in raw mode. configPath (relative to
-// root) names the config in errors.
-func GenerateObjects(ctx context.Context, r *Runner, root, targetPath, configPath string, cfg *Config) ([]Generated, error) {
+// root) names the config in errors. The generators run through x, in the
+// directory of targetPath inside root; limits bound what they may produce
+// together (a *LimitError when they produce more).
+func GenerateObjects(ctx context.Context, x Executor, root, targetPath, configPath string, cfg *Config, limits Limits) ([]Generated, error) {
 	if cfg == nil {
 		return nil, errors.New("no .flux.yaml config given")
 	}
@@ -64,6 +66,9 @@ func GenerateObjects(ctx context.Context, r *Runner, root, targetPath, configPat
 	case cfg.ScanForFiles != nil:
 		objs, err := ReadRawObjects(root, targetPath)
 		if err != nil {
+			return nil, err
+		}
+		if err := limits.CheckObjects(configPath, len(objs)); err != nil {
 			return nil, err
 		}
 		out := make([]Generated, len(objs))
@@ -79,20 +84,28 @@ func GenerateObjects(ctx context.Context, r *Runner, root, targetPath, configPat
 		return nil, &ConfigError{File: configPath, Reason: "one of commandUpdated, patchUpdated, scanForFiles is required"}
 	}
 
+	if err := limits.checkGenerators(configPath, len(generators)); err != nil {
+		return nil, err
+	}
 	dir, err := TargetDir(root, targetPath)
 	if err != nil {
 		return nil, err
 	}
 	var out []Generated
+	var printed int64
 	seen := map[string]Generated{}
 	for i, g := range generators {
-		stdout, err := r.Run(ctx, g, dir, nil)
+		stdout, err := x.Run(ctx, g, dir, nil)
 		if err != nil {
 			var ce *CommandError
 			if errors.As(err, &ce) {
 				ce.Role = "generator"
 				ce.ConfigFile = configPath
 			}
+			return nil, err
+		}
+		printed += int64(len(stdout))
+		if err := limits.checkOutput(configPath, printed); err != nil {
 			return nil, err
 		}
 		found, err := decodeObjects(stdout, false)
@@ -112,6 +125,9 @@ func GenerateObjects(ctx context.Context, r *Runner, root, targetPath, configPat
 			}
 			seen[key] = obj
 			out = append(out, obj)
+		}
+		if err := limits.CheckObjects(configPath, len(out)); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

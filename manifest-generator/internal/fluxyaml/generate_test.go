@@ -68,7 +68,7 @@ func generate(t *testing.T, r *Runner, root, target string) ([]Generated, error)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return GenerateObjects(context.Background(), r, root, target, configPath, cfg)
+	return GenerateObjects(context.Background(), r, root, target, configPath, cfg, Limits{})
 }
 
 func names(objs []Generated) []string {
@@ -168,7 +168,7 @@ commandUpdated:
 	}))
 	g.Expect([]int{objs[0].Generator, objs[1].Generator, objs[2].Generator, objs[3].Generator}).To(Equal([]int{0, 1, 1, 2}))
 
-	plain, err := Generate(context.Background(), toolRunner(t), root, "staging", ".flux.yaml", mustParse(t, root, ".flux.yaml"))
+	plain, err := Generate(context.Background(), toolRunner(t), root, "staging", ".flux.yaml", mustParse(t, root, ".flux.yaml"), Limits{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(plain).To(HaveLen(4))
 }
@@ -223,7 +223,7 @@ items:
 		"badlist.yaml":    "apiVersion: v1\nkind: List\nitems:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n  - just a string\n",
 	})
 	run := func(commands ...string) ([]Generated, error) {
-		return GenerateObjects(context.Background(), &Runner{}, root, ".", ".flux.yaml", commandConfig(commands...))
+		return GenerateObjects(context.Background(), &Runner{}, root, ".", ".flux.yaml", commandConfig(commands...), Limits{})
 	}
 
 	t.Run("List expansion", func(t *testing.T) {
@@ -349,6 +349,6 @@ func TestGenerateScanForFiles(t *testing.T) {
 
 func TestGenerateRefusesTargetOutsideRoot(t *testing.T) {
 	g := NewWithT(t)
-	_, err := Generate(context.Background(), &Runner{}, t.TempDir(), "../x", ".flux.yaml", commandConfig("true"))
+	_, err := Generate(context.Background(), &Runner{}, t.TempDir(), "../x", ".flux.yaml", commandConfig("true"), Limits{})
 	g.Expect(err).To(MatchError(ContainSubstring("outside the artifact root")))
 }

@@ -122,7 +122,7 @@ func SplitImage(image string) (name, tag string, err error) {
 // PolicyEnv). Updaters without that command are skipped; a config with no
 // such command at all is an error, as in Flux v1, since the update would
 // silently do nothing. The first failure stops the run.
-func RunUpdaters(ctx context.Context, r *Runner, dir string, cfg *Config, kind UpdaterKind, env map[string]string) error {
+func RunUpdaters(ctx context.Context, x Executor, dir string, cfg *Config, kind UpdaterKind, env map[string]string) error {
 	var role string
 	switch kind {
 	case ImageUpdate:
@@ -144,7 +144,7 @@ func RunUpdaters(ctx context.Context, r *Runner, dir string, cfg *Config, kind U
 		if c == nil {
 			continue
 		}
-		if _, err := r.Run(ctx, *c, dir, env); err != nil {
+		if _, err := x.Run(ctx, *c, dir, env); err != nil {
 			var ce *CommandError
 			if errors.As(err, &ce) {
 				ce.Role = role

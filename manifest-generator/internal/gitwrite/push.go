@@ -95,8 +95,11 @@ func pushOnce(ctx context.Context, opts Options, change func(dir string) error) 
 	var progress bytes.Buffer
 	// A new branch is created only while it does not exist: the server refuses the update of a
 	// ref whose old value is not the zero id it is sent.
+	// The URL is the caller's, never the clone's configuration: what the change step did to the
+	// work tree must not redirect the push (and its credentials) elsewhere.
 	push := &gogit.PushOptions{
 		RemoteName: gogit.DefaultRemoteName,
+		RemoteURL:  opts.URL,
 		RefSpecs:   []config.RefSpec{config.RefSpec(local + ":" + target)},
 		Progress:   &progress,
 	}

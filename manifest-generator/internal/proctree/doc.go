@@ -1,0 +1,6 @@
+// Package proctree kills whole process trees on Linux: a process that is a child subreaper
+// (prctl PR_SET_CHILD_SUBREAPER) inherits every orphan of its subtree, so a command's children
+// that left its process group (setsid) or were double-forked still have it as an ancestor and
+// can be found through /proc and killed. The runner's job processes use it so that nothing a
+// .flux.yaml command starts outlives the command.
+package proctree

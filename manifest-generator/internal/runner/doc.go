@@ -1,0 +1,18 @@
+// Package runner runs .flux.yaml commands outside the controller: commands come from Git, so
+// they must never run with the controller's rights (its service account token, its environment,
+// its checkouts and output cache).
+//
+// The runner is a process of its own (`manifest-generator runner`, a second container of the
+// Pod in a cluster) that holds no cluster credentials and runs as another user. The controller
+// reaches it over a Unix socket. Each connection is a session: the runner starts a job process
+// for it, the controller uploads the tree to generate from (a checkout of an artifact, or a
+// clone without its .git), and runs commands in it; the job extracts the tree into a private
+// directory that no other session sees, and removes it when the session ends. The job process
+// is a child subreaper: every process a command starts is killed when the command ends, those
+// that left its process group included. For updates the controller asks which files the
+// updaters changed and copies back only those it verified.
+//
+// Files: protocol.go (the messages), client.go and session.go (the controller's side), server.go
+// (the daemon), job.go (a session's process), tree.go (upload, extraction, changes), local.go
+// (a local runner process for development and tests), main.go (the subcommand).
+package runner

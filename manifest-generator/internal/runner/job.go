@@ -1,0 +1,256 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/shared/artifact"
+
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctree"
+)
+
+// job serves one session, in a process of its own started by the daemon: conn is the session's
+// connection and dir a fresh directory of the job (the tree goes to dir/tree, the commands' HOME
+// is dir/home). The process is a child subreaper, so that no process a command starts survives
+// it: when a command ends, and when the session ends, every descendant is killed.
+type job struct {
+	dir     string
+	tree    string
+	enc     *gob.Encoder
+	runner  *fluxyaml.Runner
+	track   bool
+	initial map[string]entry
+}
+
+// runJob serves the session on conn until the controller closes it, then kills what is left
+// and deletes dir.
+func runJob(conn net.Conn, dir string) error {
+	if err := proctree.BecomeSubreaper(); err != nil {
+		return fmt.Errorf("becoming a subreaper: %w", err)
+	}
+	defer func() {
+		proctree.KillDescendants(os.Getpid())
+		_ = removeTree(dir)
+	}()
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	j := &job{dir: real, tree: filepath.Join(real, "tree"), enc: gob.NewEncoder(conn)}
+	for _, d := range []string{j.tree, filepath.Join(real, "home")} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+
+	// Requests are read ahead by a goroutine, so that the end of the connection (the controller
+	// gave up or went away) interrupts a running command at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	requests := make(chan request)
+	go func() {
+		defer cancel()
+		defer close(requests)
+		dec := gob.NewDecoder(bufio.NewReader(conn))
+		for {
+			var req request
+			if err := dec.Decode(&req); err != nil {
+				return
+			}
+			select {
+			case requests <- req:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	req, ok := <-requests
+	if !ok {
+		return nil
+	}
+	if req.Op != opOpen || req.Open == nil {
+		return j.reply(response{Err: "the session must start with " + opOpen})
+	}
+	o := req.Open
+	j.track = o.Track
+	j.runner = &fluxyaml.Runner{Path: o.Path, Home: filepath.Join(dir, "home"), Env: o.Env,
+		DefaultTimeout: o.DefaultTimeout, MaxOutput: o.MaxOutput, KillDescendants: true}
+	if err := j.reply(response{}); err != nil {
+		return err
+	}
+	if err := j.receiveTree(requests); err != nil {
+		_ = j.reply(response{Err: err.Error()})
+		return err
+	}
+	if err := j.reply(response{}); err != nil {
+		return err
+	}
+	for req := range requests {
+		var resp response
+		switch req.Op {
+		case opRun:
+			resp = j.run(ctx, req.Run)
+		case opWrite:
+			resp = j.write(req.Write)
+		case opChanges:
+			resp = j.changes()
+		default:
+			resp = response{Err: fmt.Sprintf("unknown request %q", req.Op)}
+		}
+		if err := j.reply(resp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j *job) reply(resp response) error { return j.enc.Encode(&resp) }
+
+// receiveTree extracts the opTree chunks into the tree, with the artifact extraction's checks
+// (no path leaves the tree, no device files, size and file limits).
+func (j *job) receiveTree(requests <-chan request) error {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := artifact.ExtractTar(pr, j.tree, artifact.Limits{})
+		_ = pr.CloseWithError(err) // unblocks the writer when the extraction stopped early
+		done <- err
+	}()
+	for {
+		req, ok := <-requests
+		if !ok {
+			_ = pw.CloseWithError(errors.New("the session ended during the upload"))
+			<-done
+			return errors.New("the session ended during the upload")
+		}
+		if req.Op != opTree {
+			_ = pw.CloseWithError(fmt.Errorf("unexpected request %q during the upload", req.Op))
+			<-done
+			return fmt.Errorf("unexpected request %q during the upload", req.Op)
+		}
+		if len(req.Chunk) == 0 {
+			_ = pw.Close()
+			break
+		}
+		if _, err := pw.Write(req.Chunk); err != nil {
+			// The extraction failed; drain the rest of the upload so the reply is read.
+			for req := range requests {
+				if req.Op != opTree || len(req.Chunk) == 0 {
+					break
+				}
+			}
+			return fmt.Errorf("extracting the tree: %w", <-done)
+		}
+	}
+	if err := <-done; err != nil {
+		return fmt.Errorf("extracting the tree: %w", err)
+	}
+	if j.track {
+		snap, err := snapshot(j.tree)
+		if err != nil {
+			return err
+		}
+		j.initial = snap
+	}
+	return nil
+}
+
+func (j *job) run(ctx context.Context, req *runRequest) response {
+	if req == nil {
+		return response{Err: "no command"}
+	}
+	dir, err := j.path(req.Dir)
+	if err != nil {
+		return response{Err: err.Error()}
+	}
+	cmd := fluxyaml.Command{Command: req.Command}
+	if req.Timeout > 0 {
+		cmd.Timeout = &metav1.Duration{Duration: req.Timeout}
+	}
+	stdout, err := j.runner.Run(ctx, cmd, dir, req.Env)
+	if err == nil {
+		return response{Run: &runResponse{Stdout: stdout}}
+	}
+	out := &runResponse{Failed: true, ExitCode: -1, Error: err.Error()}
+	var ce *fluxyaml.CommandError
+	if errors.As(err, &ce) {
+		out.Stderr, out.ExitCode, out.TimedOut, out.Timeout = ce.Stderr, ce.ExitCode, ce.TimedOut, ce.Timeout
+		if ce.Err != nil {
+			out.Error = ce.Err.Error()
+		}
+		if errors.Is(err, fluxyaml.ErrOutputTooLarge) {
+			out.OutputLimit = j.runner.MaxOutput
+			if out.OutputLimit <= 0 {
+				out.OutputLimit = fluxyaml.DefaultMaxOutput
+			}
+		}
+	}
+	return response{Run: out}
+}
+
+func (j *job) write(req *writeRequest) response {
+	if req == nil {
+		return response{Err: "nothing to write"}
+	}
+	root, err := os.OpenRoot(j.tree)
+	if err != nil {
+		return response{Err: err.Error()}
+	}
+	defer root.Close()
+	name := filepath.FromSlash(req.Path)
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return response{Err: err.Error()}
+	}
+	if err := root.WriteFile(name, req.Data, fs.FileMode(req.Mode).Perm()); err != nil {
+		return response{Err: err.Error()}
+	}
+	return response{}
+}
+
+func (j *job) changes() response {
+	if j.initial == nil {
+		return response{Err: "the session does not track changes"}
+	}
+	cs, err := changes(j.tree, j.initial)
+	if err != nil {
+		return response{Err: err.Error()}
+	}
+	return response{Changes: cs}
+}
+
+// path is the directory rel (slash-separated) of the tree; it must exist inside it.
+func (j *job) path(rel string) (string, error) {
+	p := filepath.FromSlash(rel)
+	if p != "." && !filepath.IsLocal(p) {
+		return "", fmt.Errorf("directory %q is outside the tree", rel)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(j.tree, p))
+	if err != nil {
+		return "", fmt.Errorf("directory %q: %w", rel, unwrapPath(err))
+	}
+	if inner, err := filepath.Rel(j.tree, dir); err != nil || !(inner == "." || filepath.IsLocal(inner)) {
+		return "", fmt.Errorf("directory %q resolves outside the tree", rel)
+	}
+	return dir, nil
+}
+
+// unwrapPath drops the runner's own paths from an error that names one.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

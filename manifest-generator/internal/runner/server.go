@@ -1,0 +1,148 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctree"
+)
+
+// jobArg is the hidden subcommand of a session's process: `runner job <dir>`, the connection on
+// file descriptor 3.
+const jobArg = "job"
+
+// Serve accepts sessions on the Unix socket until ctx ends. Each session runs in a process of
+// its own (the same binary, re-executed through /proc/self/exe), in a fresh directory under
+// workdir, which is emptied first. The daemon is a child subreaper too: what a crashed session
+// process leaves behind is killed when it ends.
+func Serve(ctx context.Context, socket, workdir string, log *slog.Logger) error {
+	if err := proctree.BecomeSubreaper(); err != nil {
+		return fmt.Errorf("becoming a subreaper: %w", err)
+	}
+	if err := os.MkdirAll(workdir, 0o700); err != nil {
+		return err
+	}
+	if err := emptyDir(workdir); err != nil {
+		return fmt.Errorf("emptying the work directory: %w", err)
+	}
+	_ = os.Remove(socket)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: socket, Net: "unix"})
+	if err != nil {
+		return err
+	}
+	// The socket's directory decides who connects: a directory only the controller and the
+	// runner share (an emptyDir of the Pod, or a 0700 directory of a local runner).
+	if err := os.Chmod(socket, 0o666); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	defer stop()
+	log.Info("runner listening", "socket", socket)
+
+	s := &server{workdir: workdir, log: log, jobs: map[int]bool{}}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			log.Error("accepting a session", "error", err)
+			continue
+		}
+		wg.Go(func() { s.session(conn) })
+	}
+}
+
+type server struct {
+	workdir string
+	log     *slog.Logger
+
+	mu   sync.Mutex
+	jobs map[int]bool // the session processes running
+}
+
+// session runs the process of one session and cleans up after it.
+func (s *server) session(conn *net.UnixConn) {
+	defer conn.Close()
+	dir, err := os.MkdirTemp(s.workdir, "job-")
+	if err != nil {
+		s.log.Error("creating a session directory", "error", err)
+		return
+	}
+	defer func() { _ = removeTree(dir) }()
+	f, err := conn.File()
+	if err != nil {
+		s.log.Error("passing the session on", "error", err)
+		return
+	}
+	cmd := exec.Command("/proc/self/exe", "runner", jobArg, dir)
+	cmd.Env = []string{}
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.Stderr = os.Stderr
+	// The job dies with the daemon.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	s.mu.Lock()
+	err = cmd.Start()
+	if err == nil {
+		s.jobs[cmd.Process.Pid] = true
+	}
+	s.mu.Unlock()
+	_ = f.Close()
+	if err != nil {
+		s.log.Error("starting a session process", "error", err)
+		return
+	}
+	// The daemon's copy of the connection is closed, so the job alone holds it.
+	_ = conn.Close()
+	if err := cmd.Wait(); err != nil {
+		s.log.Info("session process ended", "error", err)
+	}
+	s.mu.Lock()
+	delete(s.jobs, cmd.Process.Pid)
+	keep := make([]int, 0, len(s.jobs))
+	for pid := range s.jobs {
+		keep = append(keep, pid)
+	}
+	// Orphans of a session process that died without cleaning up are the daemon's now.
+	proctree.KillDescendants(os.Getpid(), keep...)
+	s.mu.Unlock()
+}
+
+// emptyDir removes everything in dir.
+func emptyDir(dir string) error {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, de := range des {
+		errs = append(errs, removeTree(filepath.Join(dir, de.Name())))
+	}
+	return errors.Join(errs...)
+}
+
+// removeTree deletes a tree whose commands may have taken the write bits off its directories.
+func removeTree(dir string) error {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}

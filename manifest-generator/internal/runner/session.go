@@ -1,0 +1,225 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
+)
+
+// chunkSize is the size of the tree chunks sent to the runner.
+const chunkSize = 256 << 10
+
+// Session runs commands in the runner, in a private copy of a tree of the controller. It is a
+// fluxyaml.Executor. Its methods must not be called concurrently (commands run one at a time,
+// so that the runner can kill everything a command left behind). Once a call was interrupted
+// by its context, or the runner went away, every later call fails.
+type Session struct {
+	socket string
+	root   string // the local tree, absolute and free of links
+	opts   Options
+
+	mu     sync.Mutex
+	conn   net.Conn
+	enc    *gob.Encoder
+	dec    *gob.Decoder
+	broken error
+}
+
+var _ fluxyaml.Executor = (*Session)(nil)
+
+// Run runs cmd in dir, a directory inside the session's tree (as fluxyaml.TargetDir gives it),
+// with env added to the session's variables.
+func (s *Session) Run(ctx context.Context, cmd fluxyaml.Command, dir string, env map[string]string) ([]byte, error) {
+	cmdErr := &fluxyaml.CommandError{Command: cmd.Command, ExitCode: -1, Timeout: s.timeout(cmd)}
+	rel, err := s.rel(dir)
+	if err != nil {
+		cmdErr.Err = err
+		return nil, cmdErr
+	}
+	req := &runRequest{Command: cmd.Command, Dir: rel, Env: env}
+	if cmd.Timeout != nil {
+		req.Timeout = cmd.Timeout.Duration
+	}
+	resp, err := s.call(ctx, request{Op: opRun, Run: req})
+	if err != nil {
+		cmdErr.Err = err
+		return nil, cmdErr
+	}
+	out := resp.Run
+	if out == nil {
+		cmdErr.Err = errors.New("the runner sent no result")
+		return nil, cmdErr
+	}
+	if !out.Failed {
+		return out.Stdout, nil
+	}
+	cmdErr.Stderr, cmdErr.ExitCode, cmdErr.TimedOut, cmdErr.Timeout = out.Stderr, out.ExitCode, out.TimedOut, out.Timeout
+	switch {
+	case out.OutputLimit > 0:
+		cmdErr.Err = fluxyaml.NewOutputTooLargeError(out.OutputLimit)
+	case out.TimedOut:
+		cmdErr.Err = context.DeadlineExceeded
+	default:
+		cmdErr.Err = errors.New(out.Error)
+	}
+	return nil, cmdErr
+}
+
+// WriteFile writes a file of the session's tree; name is relative to the tree's root.
+func (s *Session) WriteFile(ctx context.Context, name string, data []byte, perm fs.FileMode) error {
+	_, err := s.call(ctx, request{Op: opWrite, Write: &writeRequest{Path: filepath.ToSlash(name), Data: data, Mode: uint32(perm.Perm())}})
+	return err
+}
+
+// Changes lists what differs in the session's tree from the tree uploaded (Options.Track must
+// be set): what the commands (and WriteFile) changed.
+func (s *Session) Changes(ctx context.Context) ([]Change, error) {
+	resp, err := s.call(ctx, request{Op: opChanges})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Changes, nil
+}
+
+// Close ends the session: the runner kills what is left of its commands and deletes its tree.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.broken == nil {
+		s.broken = errors.New("the runner session is closed")
+	}
+	if s.conn == nil {
+		return nil
+	}
+	err := s.conn.Close()
+	s.conn = nil
+	return err
+}
+
+func (s *Session) timeout(cmd fluxyaml.Command) time.Duration {
+	switch {
+	case cmd.Timeout != nil && cmd.Timeout.Duration > 0:
+		return cmd.Timeout.Duration
+	case s.opts.DefaultTimeout > 0:
+		return s.opts.DefaultTimeout
+	}
+	return fluxyaml.DefaultTimeout
+}
+
+// rel turns a directory of the local tree into the slash path the runner knows.
+func (s *Session) rel(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(s.root, dir)
+	}
+	rel, err := filepath.Rel(s.root, dir)
+	if err != nil || !(rel == "." || filepath.IsLocal(rel)) {
+		return "", fmt.Errorf("directory %s is outside the tree of the session", dir)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// call sends req and reads its response, connecting (and uploading the tree) first when the
+// session is new. A call interrupted by ctx breaks the session.
+func (s *Session) call(ctx context.Context, req request) (*response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.broken != nil {
+		return nil, s.broken
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.conn == nil {
+		if err := s.connect(ctx); err != nil {
+			s.fail(err)
+			return nil, err
+		}
+	}
+	resp, err := s.roundTrip(ctx, func() error { return s.enc.Encode(&req) })
+	if err != nil {
+		s.fail(err)
+		return nil, err
+	}
+	if resp.Err != "" {
+		return nil, errors.New("runner: " + resp.Err)
+	}
+	return resp, nil
+}
+
+// connect dials the runner, opens the session and uploads the tree.
+func (s *Session) connect(ctx context.Context) error {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", s.socket)
+	if err != nil {
+		return fmt.Errorf("connecting to the runner: %w", err)
+	}
+	s.conn, s.enc, s.dec = conn, gob.NewEncoder(conn), gob.NewDecoder(bufio.NewReader(conn))
+	open := &openRequest{Path: s.opts.Path, Env: s.opts.Env, DefaultTimeout: s.opts.DefaultTimeout, MaxOutput: s.opts.MaxOutput, Track: s.opts.Track}
+	if _, err := s.roundTrip(ctx, func() error { return s.enc.Encode(&request{Op: opOpen, Open: open}) }); err != nil {
+		return err
+	}
+	resp, err := s.roundTrip(ctx, func() error {
+		w := bufio.NewWriterSize(chunkWriter{s.enc}, chunkSize)
+		if err := writeTree(w, s.root); err != nil {
+			return err
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		return s.enc.Encode(&request{Op: opTree})
+	})
+	if err != nil {
+		return err
+	}
+	if resp.Err != "" {
+		return errors.New("runner: " + resp.Err)
+	}
+	return nil
+}
+
+// roundTrip sends with send and reads one response; ctx ending unblocks both through the
+// connection's deadline.
+func (s *Session) roundTrip(ctx context.Context, send func() error) (*response, error) {
+	stop := context.AfterFunc(ctx, func() { _ = s.conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	var resp response
+	err := send()
+	if err == nil {
+		err = s.dec.Decode(&resp)
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, ctxErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the runner went away: %w", err)
+	}
+	return &resp, nil
+}
+
+// fail breaks the session and closes its connection: the runner then stops what runs.
+func (s *Session) fail(err error) {
+	s.broken = err
+	if s.conn != nil {
+		_ = s.conn.Close()
+		s.conn = nil
+	}
+}
+
+// chunkWriter sends what is written to it as opTree chunks.
+type chunkWriter struct{ enc *gob.Encoder }
+
+func (w chunkWriter) Write(p []byte) (int, error) {
+	if err := w.enc.Encode(&request{Op: opTree, Chunk: p}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
