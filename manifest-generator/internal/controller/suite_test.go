@@ -52,6 +52,8 @@ var (
 	logs = &testenv.LogBuffer{}
 	// artifacts serves the source artifacts the tests publish, as the source-controller does.
 	artifacts = &artifactServer{files: map[string][]byte{}}
+	// storagePath is the builder's --storage-path.
+	storagePath string
 	// runnerClient reaches the runner process the tests start, which runs every command.
 	runnerClient *runner.Client
 	// testLimits are the controller's limits per generation, small enough for a test to go over.
@@ -77,6 +79,7 @@ func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(false)))
 	artifacts.Server = httptest.NewServer(artifacts)
 	storage, err := os.MkdirTemp("", "manifest-generator-*")
+	storagePath = storage
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
