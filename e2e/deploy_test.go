@@ -76,6 +76,16 @@ func flagValue(args []string, name string) (string, bool) {
 	return "", false
 }
 
+// containerNamed is the container of pod called name, or nil.
+func containerNamed(pod corev1.PodSpec, name string) *corev1.Container {
+	for i := range pod.Containers {
+		if pod.Containers[i].Name == name {
+			return &pod.Containers[i]
+		}
+	}
+	return nil
+}
+
 // containerPort is the port named name of c, or nil.
 func containerPort(c corev1.Container, name string) *corev1.ContainerPort {
 	for i := range c.Ports {
@@ -144,15 +154,37 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 	name := d.Name
 	pod := d.Spec.Template.Spec
 	g.Expect(pod.ServiceAccountName).To(Equal(name))
-	g.Expect(pod.Containers).To(HaveLen(1))
-	c := pod.Containers[0]
-	g.Expect(c.Image).To(HavePrefix("ghcr.io/sluice-gitops/" + name + ":"))
+	// The controller is the container manager; the manifest-generator also has its runner
+	// (TestDeployOnlyTheControllerContainerHasAToken).
+	var names []string
+	for _, c := range pod.Containers {
+		names = append(names, c.Name)
+		g.Expect(c.Image).To(HavePrefix("ghcr.io/sluice-gitops/"+name+":"), "%s: %s", name, c.Name)
+	}
+	if name == "manifest-generator" {
+		g.Expect(names).To(Equal([]string{"manager", "runner"}), name)
+	} else {
+		g.Expect(names).To(Equal([]string{"manager"}), name)
+	}
+	c := *containerNamed(pod, "manager")
 
 	// Every flag the Deployment passes is one the binary has.
 	help := controllerHelp(t, name)
 	for _, arg := range c.Args {
 		flag, _, _ := strings.Cut(arg, "=")
 		g.Expect(help).To(ContainSubstring(flag+" "), "%s passes %s, which the binary does not have", name, flag)
+	}
+	if runner := containerNamed(pod, "runner"); runner != nil {
+		g.Expect(runner.Command).To(BeEmpty(), "the image's entrypoint is the binary")
+		g.Expect(runner.Args).NotTo(BeEmpty())
+		g.Expect(runner.Args[0]).To(Equal("runner"), "the runner subcommand")
+		out, _ := exec.Command(filepath.Join(binDir, name), "runner", "--help").CombinedOutput()
+		for _, arg := range runner.Args[1:] {
+			flag, _, _ := strings.Cut(arg, "=")
+			// pflag's --flag or the flag package's -flag.
+			g.Expect(string(out)).To(MatchRegexp(`(^|\s)--?`+regexp.QuoteMeta(strings.TrimLeft(flag, "-"))+`\s`),
+				"%s runner passes %s, which the subcommand does not have", name, flag)
+		}
 	}
 	g.Expect(c.Args).To(ContainElement("--enable-leader-election"), name)
 
@@ -340,6 +372,164 @@ func portsAllow(ports []networkingv1.NetworkPolicyPort, pod corev1.PodSpec, port
 		}
 	}
 	return false
+}
+
+// deploymentsIn decodes the Deployments of objects, by name.
+func deploymentsIn(t *testing.T, objects []*unstructured.Unstructured) map[string]*appsv1.Deployment {
+	t.Helper()
+	out := map[string]*appsv1.Deployment{}
+	for _, o := range objects {
+		if o.GetKind() == "Deployment" {
+			d := &appsv1.Deployment{}
+			NewWithT(t).Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, d)).To(Succeed())
+			out[d.Name] = d
+		}
+	}
+	return out
+}
+
+// inClusterTokenDir is where client-go's in-cluster config reads the token, ca.crt and namespace.
+const inClusterTokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// tokenHolders are the containers (init containers included) of a pod that get a ServiceAccount
+// token: all of them when the pod does not set automountServiceAccountToken: false (the
+// ServiceAccount admission mounts one into each), and those that mount a projected volume with a
+// serviceAccountToken source.
+func tokenHolders(pod corev1.PodSpec) []string {
+	automount := pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken
+	tokens := map[string]bool{}
+	for _, v := range pod.Volumes {
+		if v.Projected != nil && slices.ContainsFunc(v.Projected.Sources, func(s corev1.VolumeProjection) bool {
+			return s.ServiceAccountToken != nil
+		}) {
+			tokens[v.Name] = true
+		}
+	}
+	var out []string
+	for _, c := range slices.Concat(pod.InitContainers, pod.Containers) {
+		if automount || slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return tokens[m.Name] }) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// mountedVolume is the volume c mounts at path, or nil.
+func mountedVolume(pod corev1.PodSpec, c corev1.Container, path string) *corev1.Volume {
+	for _, m := range c.VolumeMounts {
+		if filepath.Clean(m.MountPath) == filepath.Clean(path) {
+			for i := range pod.Volumes {
+				if pod.Volumes[i].Name == m.Name {
+					return &pod.Volumes[i]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// effectiveIDs are the uid and gid a container runs as: its securityContext over the pod's.
+func effectiveIDs(pod corev1.PodSpec, c corev1.Container) (uid, gid *int64) {
+	if psc := pod.SecurityContext; psc != nil {
+		uid, gid = psc.RunAsUser, psc.RunAsGroup
+	}
+	if sc := c.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			uid = sc.RunAsUser
+		}
+		if sc.RunAsGroup != nil {
+			gid = sc.RunAsGroup
+		}
+	}
+	return uid, gid
+}
+
+// The trust boundary of deploy/: only a controller container (manager) holds a ServiceAccount
+// token. The manifest-generator runs the .flux.yaml commands from Git in its runner container,
+// which has no token, does not mount the controller's checkouts (--storage-path), runs as
+// another user and group, and reaches the manager only over the socket directory they share.
+func TestDeployOnlyTheControllerContainerHasAToken(t *testing.T) {
+	g := NewWithT(t)
+	deployments := deploymentsIn(t, buildObjects(t, filepath.Join(env.Root, "deploy", "default")))
+	g.Expect(deployments).To(HaveLen(len(harness.Controllers)))
+	for name, d := range deployments {
+		pod := d.Spec.Template.Spec
+		g.Expect(tokenHolders(pod)).To(ConsistOf("manager"), "%s: a container other than the controller gets a ServiceAccount token", name)
+		if pod.AutomountServiceAccountToken != nil && !*pod.AutomountServiceAccountToken {
+			// The controller still needs its token, where client-go's in-cluster config reads
+			// it, with the cluster's CA and the namespace: what the automount would give.
+			v := mountedVolume(pod, *containerNamed(pod, "manager"), inClusterTokenDir)
+			g.Expect(v).NotTo(BeNil(), "%s: the manager mounts no token at %s", name, inClusterTokenDir)
+			g.Expect(v.Projected).NotTo(BeNil(), name)
+			var files []string
+			for _, s := range v.Projected.Sources {
+				switch {
+				case s.ServiceAccountToken != nil:
+					g.Expect(s.ServiceAccountToken.Audience).To(BeEmpty(), "%s: a token for the API server", name)
+					files = append(files, s.ServiceAccountToken.Path)
+				case s.ConfigMap != nil:
+					g.Expect(s.ConfigMap.Name).To(Equal("kube-root-ca.crt"), name)
+					for _, item := range s.ConfigMap.Items {
+						files = append(files, item.Key+"->"+item.Path)
+					}
+				case s.DownwardAPI != nil:
+					for _, item := range s.DownwardAPI.Items {
+						g.Expect(item.FieldRef).NotTo(BeNil(), name)
+						files = append(files, item.FieldRef.FieldPath+"->"+item.Path)
+					}
+				}
+			}
+			g.Expect(files).To(ConsistOf("token", "ca.crt->ca.crt", "metadata.namespace->namespace"), name)
+		}
+	}
+
+	mg := deployments["manifest-generator"]
+	g.Expect(mg).NotTo(BeNil())
+	pod := mg.Spec.Template.Spec
+	manager, runner := containerNamed(pod, "manager"), containerNamed(pod, "runner")
+	g.Expect(manager).NotTo(BeNil(), "the manifest-generator's controller container")
+	g.Expect(runner).NotTo(BeNil(), "the manifest-generator runs the .flux.yaml commands in a container of their own")
+	g.Expect(tokenHolders(pod)).NotTo(ContainElement("runner"))
+
+	// The runner does not see the controller's source checkouts.
+	storage, ok := flagValue(manager.Args, "--storage-path")
+	g.Expect(ok).To(BeTrue())
+	data := mountedVolume(pod, *manager, storage)
+	g.Expect(data).NotTo(BeNil(), "--storage-path=%s is not a volume", storage)
+	for _, m := range runner.VolumeMounts {
+		g.Expect(m.Name).NotTo(Equal(data.Name), "the runner mounts the controller's %s", storage)
+	}
+
+	// Another user and group than the controller's.
+	managerUID, managerGID := effectiveIDs(pod, *manager)
+	runnerUID, runnerGID := effectiveIDs(pod, *runner)
+	g.Expect(managerUID).NotTo(BeNil())
+	g.Expect(runnerUID).NotTo(BeNil(), "the runner's user must be set, not the image's (the controller's)")
+	g.Expect(*runnerUID).NotTo(BeZero())
+	g.Expect(*runnerUID).NotTo(Equal(*managerUID), "the runner runs as the controller's user")
+	g.Expect(managerGID).NotTo(BeNil())
+	g.Expect(runnerGID).NotTo(BeNil())
+	g.Expect(*runnerGID).NotTo(Equal(*managerGID), "the runner runs with the controller's group")
+
+	// The two meet at the runner's socket, on a volume both mount at the same place.
+	socket, ok := flagValue(manager.Args, "--runner-socket")
+	g.Expect(ok).To(BeTrue(), "the manager is not told where the runner is: it would start its own")
+	runnerSocket, _ := flagValue(runner.Args, "--socket")
+	g.Expect(runnerSocket).To(Equal(socket))
+	shared := mountedVolume(pod, *manager, filepath.Dir(socket))
+	g.Expect(shared).NotTo(BeNil(), "the socket's directory %s is no volume of the manager", filepath.Dir(socket))
+	g.Expect(shared.EmptyDir).NotTo(BeNil())
+	g.Expect(mountedVolume(pod, *runner, filepath.Dir(socket))).To(Equal(shared))
+
+	// The check itself: a pod that lets the automount happen, or a runner that mounts the
+	// manager's token volume, gives the runner a token.
+	automount := pod.DeepCopy()
+	automount.AutomountServiceAccountToken = nil
+	g.Expect(tokenHolders(*automount)).To(ConsistOf("manager", "runner"))
+	mounted := pod.DeepCopy()
+	r := containerNamed(*mounted, "runner")
+	r.VolumeMounts = append(r.VolumeMounts, corev1.VolumeMount{Name: mountedVolume(pod, *manager, inClusterTokenDir).Name, MountPath: "/token"})
+	g.Expect(tokenHolders(*mounted)).To(ConsistOf("manager", "runner"))
 }
 
 // The persistent-storage component, used as deploy/README.md says, adds a claim and mounts it at
@@ -596,8 +786,9 @@ func TestDeployDockerfilesBuildEachController(t *testing.T) {
 					g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d)).To(Succeed())
 				}
 			}
-			g.Expect(d.Spec.Template.Spec.Containers).NotTo(BeEmpty())
-			sc := d.Spec.Template.Spec.Containers[0].SecurityContext
+			manager := containerNamed(d.Spec.Template.Spec, "manager")
+			g.Expect(manager).NotTo(BeNil())
+			sc := manager.SecurityContext
 			g.Expect(final.Instructions).To(ContainElement(fmt.Sprintf("USER %d:%d", *sc.RunAsUser, *sc.RunAsGroup)))
 
 			if name != "manifest-generator" {

@@ -48,7 +48,7 @@ func runJob(conn net.Conn, dir string) error {
 		return err
 	}
 	j := &job{dir: real, tree: filepath.Join(real, "tree"), enc: gob.NewEncoder(conn)}
-	for _, d := range []string{j.tree, filepath.Join(real, "home")} {
+	for _, d := range []string{j.tree, filepath.Join(real, "home"), filepath.Join(real, "tmp")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return err
 		}
@@ -85,7 +85,12 @@ func runJob(conn net.Conn, dir string) error {
 	}
 	o := req.Open
 	j.track = o.Track
-	j.runner = &fluxyaml.Runner{Path: o.Path, Home: filepath.Join(dir, "home"), Env: o.Env,
+	// Scratch files of the tools go to the job's own TMPDIR, deleted with it, unless the user set one.
+	env := map[string]string{"TMPDIR": filepath.Join(j.dir, "tmp")}
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	j.runner = &fluxyaml.Runner{Path: o.Path, Home: filepath.Join(j.dir, "home"), Env: env,
 		DefaultTimeout: o.DefaultTimeout, MaxOutput: o.MaxOutput, KillDescendants: true}
 	if err := j.reply(response{}); err != nil {
 		return err
