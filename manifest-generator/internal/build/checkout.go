@@ -24,8 +24,8 @@ const (
 
 // checkouts keeps the extracted artifacts under one directory, one per digest, shared by every
 // Build of that digest. A checkout is fetched once, by the first Build that needs it, while the
-// others wait for it; it is made read-only so that no generator changes the tree another one
-// reads (or the cached output stops matching the artifact). Checkouts in use are never deleted;
+// others wait for it; it is made read-only so that the controller's own code never changes it.
+// Commands never see it: they run in the runner, on a private copy. Checkouts in use are never deleted;
 // beyond max, the least recently used idle ones are.
 type checkouts struct {
 	dir     string
@@ -48,9 +48,12 @@ type checkout struct {
 // newCheckouts makes dir and removes what a previous process left in it: checkouts (which may
 // be half-deleted), staged extractions and trees being deleted. Other names are left alone.
 func newCheckouts(dir string, fetcher *artifact.Fetcher, max int) (*checkouts, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("storage path: %w", err)
 	}
+	// Only the controller reads its checkouts (a local runner is another user). A volume's mount
+	// point may not be ours to chmod: in a Pod the runner does not mount the volume at all.
+	_ = os.Chmod(dir, 0o700)
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("storage path: %w", err)
