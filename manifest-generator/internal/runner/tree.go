@@ -21,22 +21,12 @@ const maxChangedFileSize = 8 << 20
 // out, so no command ever sees a clone's configuration or history.
 func writeTree(w io.Writer, root string) error {
 	tw := tar.NewWriter(w)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil || rel == "." {
-			return err
-		}
+	err := walk(root, func(rel, p string, fi fs.FileInfo) error {
 		if rel == ".git" {
 			return filepath.SkipDir
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		link := ""
+		var link string
+		var err error
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			if link, err = os.Readlink(p); err != nil {
@@ -74,16 +64,10 @@ func writeTree(w io.Writer, root string) error {
 	return tw.Close()
 }
 
-// entry is what snapshot records of a path.
-type entry struct {
-	mode fs.FileMode
-	sum  [sha256.Size]byte // of the content of a regular file, of the target of a link
-}
-
-// snapshot records every path under root.
-func snapshot(root string) (map[string]entry, error) {
-	out := map[string]entry{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+// walk calls fn, in lexical order, for every path under root but root itself, with the path
+// relative to root, the full path and its Lstat information. fn may return filepath.SkipDir.
+func walk(root string, fn func(rel, p string, fi fs.FileInfo) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -95,6 +79,20 @@ func snapshot(root string) (map[string]entry, error) {
 		if err != nil {
 			return err
 		}
+		return fn(rel, p, fi)
+	})
+}
+
+// entry is what snapshot records of a path.
+type entry struct {
+	mode fs.FileMode
+	sum  [sha256.Size]byte // of the content of a regular file, of the target of a link
+}
+
+// snapshot records every path under root.
+func snapshot(root string) (map[string]entry, error) {
+	out := map[string]entry{}
+	err := walk(root, func(rel, p string, fi fs.FileInfo) error {
 		e := entry{mode: fi.Mode()}
 		switch {
 		case fi.Mode().IsRegular():
