@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // A user opens and closes a gate with the kubectl plugin against the running gating-controller:
@@ -44,7 +45,7 @@ func TestGateOpenedAndClosedWithThePlugin(t *testing.T) {
 	out, err := plugin("wait", "bypass-signoff", "--for", "closed", "--timeout", "30s")
 	g.Expect(err).NotTo(HaveOccurred(), out)
 
-	consumer := &gates.Gates{Refs: []string{"bypass-signoff"}}
+	consumer := &gatesapi.Gates{Refs: []string{"bypass-signoff"}}
 	res, err := gates.Evaluate(ctx, env.Client, ns.Name, consumer)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Message()).To(Equal("Reconciliation is blocked as gate 'gating-e2e/bypass-signoff' is closed."))

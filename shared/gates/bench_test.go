@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // BenchmarkRelease1000Consumers measures, against the real API server, how long after a Gate
@@ -23,7 +23,7 @@ func BenchmarkRelease1000Consumers(b *testing.B) {
 	gate := createGate(b, ns, "release", closed())
 	keys := make([]types.NamespacedName, 1000)
 	for i := range keys {
-		keys[i] = createConsumer(b, ns, fmt.Sprintf("consumer-%04d", i), &gates.Gates{Refs: []string{"release"}})
+		keys[i] = createConsumer(b, ns, fmt.Sprintf("consumer-%04d", i), &gatesapi.Gates{Refs: []string{"release"}})
 	}
 	// settled waits until every consumer has been reconciled more than before[k] times, and
 	// returns the new counts.

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // GateState is what the evaluation found for one referenced gate.
@@ -31,10 +33,10 @@ type GateState struct {
 	NextOpening *time.Time
 }
 
-// Result is the outcome of evaluating a Gates spec.
+// Result is the outcome of evaluating a gatesapi.Gates spec.
 // +kubebuilder:object:generate=false
 type Result struct {
-	Require Requirement
+	Require gatesapi.Requirement
 	Gates   []GateState
 	// Open is true when the object may go ahead.
 	Open bool
@@ -44,7 +46,7 @@ type Result struct {
 // the object that carries it may go ahead. An empty spec is open. A missing gate, or a gate the
 // gating-controller has not evaluated yet, counts as closed. Only API errors other than
 // not-found are returned.
-func Evaluate(ctx context.Context, reader client.Reader, namespace string, gates *Gates) (Result, error) {
+func Evaluate(ctx context.Context, reader client.Reader, namespace string, gates *gatesapi.Gates) (Result, error) {
 	res := Result{Require: gates.Requirement(), Open: true}
 	if gates == nil || len(gates.Refs) == 0 {
 		return res, nil
@@ -61,7 +63,7 @@ func Evaluate(ctx context.Context, reader client.Reader, namespace string, gates
 		res.Gates = append(res.Gates, st)
 	}
 	switch res.Require {
-	case RequireOneOf:
+	case gatesapi.RequireOneOf:
 		res.Open = opened > 0
 	default:
 		res.Open = opened == len(res.Gates)
@@ -70,9 +72,9 @@ func Evaluate(ctx context.Context, reader client.Reader, namespace string, gates
 }
 
 func readGate(ctx context.Context, reader client.Reader, namespace, ref string) (GateState, error) {
-	st := GateState{Ref: ref, Gate: ResolveRef(namespace, ref)}
+	st := GateState{Ref: ref, Gate: gatesapi.ResolveRef(namespace, ref)}
 	gate := &unstructured.Unstructured{}
-	gate.SetGroupVersionKind(GateGVK)
+	gate.SetGroupVersionKind(gatesapi.GateGVK)
 	if err := reader.Get(ctx, st.Gate, gate); err != nil {
 		if apierrors.IsNotFound(err) {
 			return st, nil
@@ -80,14 +82,14 @@ func readGate(ctx context.Context, reader client.Reader, namespace, ref string) 
 		return st, fmt.Errorf("reading gate '%s': %w", st.Gate, err)
 	}
 	st.Found = true
-	cond := conditions.Get(conditions.UnstructuredGetter(gate), OpenedCondition)
+	cond := conditions.Get(conditions.UnstructuredGetter(gate), gatesapi.OpenedCondition)
 	if cond == nil || cond.Status == metav1.ConditionUnknown {
 		return st, nil
 	}
 	st.Evaluated = true
 	st.Opened = cond.Status == metav1.ConditionTrue
 	if !st.Opened {
-		if s, ok, _ := unstructured.NestedString(gate.Object, "status", NextTransitionField); ok {
+		if s, ok, _ := unstructured.NestedString(gate.Object, "status", gatesapi.NextTransitionField); ok {
 			if t, err := time.Parse(time.RFC3339, s); err == nil {
 				st.NextOpening = &t
 			}
@@ -119,7 +121,7 @@ func (r Result) Message() string {
 		parts = append(parts, g.describe())
 	}
 	prefix := "Reconciliation is blocked as "
-	if r.Require == RequireOneOf && len(r.Gates) > 1 {
+	if r.Require == gatesapi.RequireOneOf && len(r.Gates) > 1 {
 		prefix = "Reconciliation is blocked as none of its gates is opened: "
 	}
 	return prefix + joinAnd(parts) + "."
@@ -154,13 +156,13 @@ func (r Result) NextOpening() *time.Time {
 	var next *time.Time
 	for _, g := range r.Closed() {
 		switch {
-		case g.NextOpening == nil && r.Require != RequireOneOf:
+		case g.NextOpening == nil && r.Require != gatesapi.RequireOneOf:
 			return nil // an `all` spec waits on a gate with no known opening
 		case g.NextOpening == nil:
 			continue
 		case next == nil,
-			r.Require == RequireOneOf && g.NextOpening.Before(*next),
-			r.Require != RequireOneOf && g.NextOpening.After(*next):
+			r.Require == gatesapi.RequireOneOf && g.NextOpening.Before(*next),
+			r.Require != gatesapi.RequireOneOf && g.NextOpening.After(*next):
 			next = g.NextOpening
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 func TestEvaluate(t *testing.T) {
@@ -23,45 +24,45 @@ func TestEvaluate(t *testing.T) {
 
 	cases := []struct {
 		name    string
-		gates   *gates.Gates
+		gates   *gatesapi.Gates
 		open    bool
 		message string
 	}{
 		{name: "no gates", gates: nil, open: true},
-		{name: "empty refs", gates: &gates.Gates{Require: gates.RequireAll}, open: true},
-		{name: "all opened", gates: &gates.Gates{Refs: []string{"open-a", "open-b"}}, open: true},
+		{name: "empty refs", gates: &gatesapi.Gates{Require: gatesapi.RequireAll}, open: true},
+		{name: "all opened", gates: &gatesapi.Gates{Refs: []string{"open-a", "open-b"}}, open: true},
 		{
 			name:    "all with one closed until a known time",
-			gates:   &gates.Gates{Refs: []string{"open-a", "change-freeze"}},
+			gates:   &gatesapi.Gates{Refs: []string{"open-a", "change-freeze"}},
 			message: "Reconciliation is blocked as gate '" + ns + "/change-freeze' is closed until 2026-12-01T00:00:00Z.",
 		},
 		{
 			name:  "all with two closed",
-			gates: &gates.Gates{Require: gates.RequireAll, Refs: []string{"closed-a", "open-a", "change-freeze"}},
+			gates: &gatesapi.Gates{Require: gatesapi.RequireAll, Refs: []string{"closed-a", "open-a", "change-freeze"}},
 			message: "Reconciliation is blocked as gate '" + ns + "/closed-a' is closed and gate '" + ns +
 				"/change-freeze' is closed until 2026-12-01T00:00:00Z.",
 		},
-		{name: "oneOf with one opened", gates: &gates.Gates{Require: gates.RequireOneOf, Refs: []string{"change-freeze", "open-a"}}, open: true},
+		{name: "oneOf with one opened", gates: &gatesapi.Gates{Require: gatesapi.RequireOneOf, Refs: []string{"change-freeze", "open-a"}}, open: true},
 		{
 			name:  "oneOf with none opened",
-			gates: &gates.Gates{Require: gates.RequireOneOf, Refs: []string{"change-freeze", "closed-a"}},
+			gates: &gatesapi.Gates{Require: gatesapi.RequireOneOf, Refs: []string{"change-freeze", "closed-a"}},
 			message: "Reconciliation is blocked as none of its gates is opened: gate '" + ns +
 				"/change-freeze' is closed until 2026-12-01T00:00:00Z and gate '" + ns + "/closed-a' is closed.",
 		},
 		{
 			name:    "missing gate counts as closed",
-			gates:   &gates.Gates{Refs: []string{"open-a", "nope"}},
+			gates:   &gatesapi.Gates{Refs: []string{"open-a", "nope"}},
 			message: "Reconciliation is blocked as gate '" + ns + "/nope' does not exist.",
 		},
 		{
 			name:    "gate without an Opened condition counts as closed",
-			gates:   &gates.Gates{Refs: []string{"new"}},
+			gates:   &gatesapi.Gates{Refs: []string{"new"}},
 			message: "Reconciliation is blocked as gate '" + ns + "/new' has not been evaluated by the gating-controller yet.",
 		},
-		{name: "cross-namespace ref", gates: &gates.Gates{Refs: []string{other + "/shared"}}, open: true},
+		{name: "cross-namespace ref", gates: &gatesapi.Gates{Refs: []string{other + "/shared"}}, open: true},
 		{
 			name:    "cross-namespace ref is not the local gate",
-			gates:   &gates.Gates{Refs: []string{other + "/open-a"}},
+			gates:   &gatesapi.Gates{Refs: []string{other + "/open-a"}},
 			message: "Reconciliation is blocked as gate '" + other + "/open-a' does not exist.",
 		},
 	}
@@ -87,17 +88,17 @@ func TestEvaluateNextOpening(t *testing.T) {
 	createGate(t, ns, "late", closedUntil(late))
 	createGate(t, ns, "forever", closed())
 
-	eval := func(g *gates.Gates) gates.Result {
+	eval := func(g *gatesapi.Gates) gates.Result {
 		res, err := gates.Evaluate(context.Background(), env.Client, ns, g)
 		NewWithT(t).Expect(err).NotTo(HaveOccurred())
 		return res
 	}
 	g := NewWithT(t)
-	g.Expect(*eval(&gates.Gates{Refs: []string{"early", "late"}}).NextOpening()).To(BeTemporally("==", late))
-	g.Expect(*eval(&gates.Gates{Require: gates.RequireOneOf, Refs: []string{"early", "late"}}).NextOpening()).
+	g.Expect(*eval(&gatesapi.Gates{Refs: []string{"early", "late"}}).NextOpening()).To(BeTemporally("==", late))
+	g.Expect(*eval(&gatesapi.Gates{Require: gatesapi.RequireOneOf, Refs: []string{"early", "late"}}).NextOpening()).
 		To(BeTemporally("==", early))
-	g.Expect(eval(&gates.Gates{Refs: []string{"early", "forever"}}).NextOpening()).To(BeNil())
-	g.Expect(*eval(&gates.Gates{Require: gates.RequireOneOf, Refs: []string{"forever", "late"}}).NextOpening()).
+	g.Expect(eval(&gatesapi.Gates{Refs: []string{"early", "forever"}}).NextOpening()).To(BeNil())
+	g.Expect(*eval(&gatesapi.Gates{Require: gatesapi.RequireOneOf, Refs: []string{"forever", "late"}}).NextOpening()).
 		To(BeTemporally("==", late))
 }
 
@@ -106,7 +107,7 @@ func TestLogValue(t *testing.T) {
 	createGate(t, ns, "change-freeze", closed())
 	createGate(t, ns, "bypass-signoff", opened())
 	res, err := gates.Evaluate(context.Background(), env.Client, ns,
-		&gates.Gates{Require: gates.RequireOneOf, Refs: []string{"change-freeze", "bypass-signoff"}})
+		&gatesapi.Gates{Require: gatesapi.RequireOneOf, Refs: []string{"change-freeze", "bypass-signoff"}})
 
 	g := NewWithT(t)
 	g.Expect(err).NotTo(HaveOccurred())

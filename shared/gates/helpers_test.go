@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 var nsCount atomic.Int64
@@ -60,12 +61,12 @@ func setGateStatus(t testing.TB, gate *unstructured.Unstructured, st gateState) 
 			cs, reason = "True", "GateOpened"
 		}
 		status["conditions"] = []any{map[string]any{
-			"type": gates.OpenedCondition, "status": cs, "reason": reason, "message": "test",
+			"type": gatesapi.OpenedCondition, "status": cs, "reason": reason, "message": "test",
 			"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
 		}}
 	}
 	if st.nextOpening != nil {
-		status[gates.NextTransitionField] = st.nextOpening.UTC().Format(time.RFC3339)
+		status[gatesapi.NextTransitionField] = st.nextOpening.UTC().Format(time.RFC3339)
 	}
 	gate.Object["status"] = status
 	NewWithT(t).Expect(env.Client.Status().Update(context.Background(), gate)).To(Succeed())

@@ -7,12 +7,14 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // HeldObject is a gated object with conditions.
 // +kubebuilder:object:generate=false
 type HeldObject interface {
-	Gated
+	gatesapi.Gated
 	conditions.Setter
 }
 
@@ -30,12 +32,12 @@ func Hold(ctx context.Context, reader client.Reader, obj HeldObject, neverApplie
 		log.FromContext(ctx).Info("evaluated gates", "gates", res.LogValue())
 	}
 	if res.Open {
-		conditions.Delete(obj, BlockedCondition)
+		conditions.Delete(obj, gatesapi.BlockedCondition)
 		return true, nil
 	}
-	conditions.MarkTrue(obj, BlockedCondition, GateClosedReason, "%s", res.Message())
+	conditions.MarkTrue(obj, gatesapi.BlockedCondition, gatesapi.GateClosedReason, "%s", res.Message())
 	if neverApplied {
-		conditions.MarkFalse(obj, meta.ReadyCondition, GateClosedReason, "%s", res.Message())
+		conditions.MarkFalse(obj, meta.ReadyCondition, gatesapi.GateClosedReason, "%s", res.Message())
 	}
 	return false, nil
 }

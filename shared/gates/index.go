@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // RefsIndexKey is the field index on gated objects: one `namespace/name` value per referenced gate.
@@ -17,12 +19,12 @@ func IndexRefs(obj client.Object) []string {
 	}
 	keys := make([]string, 0, len(g.Refs))
 	for _, ref := range g.Refs {
-		keys = append(keys, ResolveRef(obj.GetNamespace(), ref).String())
+		keys = append(keys, gatesapi.ResolveRef(obj.GetNamespace(), ref).String())
 	}
 	return keys
 }
 
-// SetupIndex registers RefsIndexKey for objects of obj's kind (typed Gated objects, or
+// SetupIndex registers RefsIndexKey for objects of obj's kind (typed gatesapi.Gated objects, or
 // unstructured objects with `spec.gates`).
 func SetupIndex(ctx context.Context, indexer client.FieldIndexer, obj client.Object) error {
 	return indexer.IndexField(ctx, obj, RefsIndexKey, IndexRefs)

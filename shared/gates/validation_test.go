@@ -10,23 +10,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/internal/testapi"
 )
 
-// The CRD generated from the Gates markers is what rejects bad specs at admission.
+// The CRD generated from the gatesapi.Gates markers is what rejects bad specs at admission.
 func TestGatesSpecValidation(t *testing.T) {
 	ns := newNamespace(t)
 	cases := []struct {
 		name    string
-		spec    gates.Gates
+		spec    gatesapi.Gates
 		invalid string
 	}{
-		{name: "require not in the enum", spec: gates.Gates{Require: "most", Refs: []string{"a"}},
+		{name: "require not in the enum", spec: gatesapi.Gates{Require: "most", Refs: []string{"a"}},
 			invalid: `spec.gates.require: Unsupported value: "most"`},
-		{name: "ref that is not a name", spec: gates.Gates{Refs: []string{"Not_A_Name"}},
+		{name: "ref that is not a name", spec: gatesapi.Gates{Refs: []string{"Not_A_Name"}},
 			invalid: `spec.gates.refs[0]`},
-		{name: "ref with two slashes", spec: gates.Gates{Refs: []string{"a/b/c"}}, invalid: `spec.gates.refs[0]`},
-		{name: "duplicate refs", spec: gates.Gates{Refs: []string{"a", "a"}}, invalid: `Duplicate value`},
+		{name: "ref with two slashes", spec: gatesapi.Gates{Refs: []string{"a/b/c"}}, invalid: `spec.gates.refs[0]`},
+		{name: "duplicate refs", spec: gatesapi.Gates{Refs: []string{"a", "a"}}, invalid: `Duplicate value`},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,11 +46,11 @@ func TestGatesSpecValidation(t *testing.T) {
 func TestGatesSpecDefaultsToAll(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	key := createConsumer(t, ns, "defaulted", &gates.Gates{Refs: []string{"a", "other/b"}})
+	key := createConsumer(t, ns, "defaulted", &gatesapi.Gates{Refs: []string{"a", "other/b"}})
 
 	got := &testapi.Consumer{}
 	g.Expect(env.Client.Get(context.Background(), key, got)).To(Succeed())
-	g.Expect(got.Spec.Gates.Require).To(Equal(gates.RequireAll))
+	g.Expect(got.Spec.Gates.Require).To(Equal(gatesapi.RequireAll))
 	g.Expect(gates.IndexRefs(got)).To(Equal([]string{ns + "/a", "other/b"}))
 	g.Expect(gates.Of(got)).To(Equal(got.Spec.Gates))
 	g.Expect(client.ObjectKeyFromObject(got)).To(Equal(key))

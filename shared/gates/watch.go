@@ -14,12 +14,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // NewGate returns an empty unstructured Gate, the watch source for consumers.
 func NewGate() *unstructured.Unstructured {
 	gate := &unstructured.Unstructured{}
-	gate.SetGroupVersionKind(GateGVK)
+	gate.SetGroupVersionKind(gatesapi.GateGVK)
 	return gate
 }
 
@@ -61,10 +63,10 @@ func openedState(obj client.Object) [2]string {
 		return [2]string{}
 	}
 	var status string
-	if c := conditions.Get(conditions.UnstructuredGetter(u), OpenedCondition); c != nil {
+	if c := conditions.Get(conditions.UnstructuredGetter(u), gatesapi.OpenedCondition); c != nil {
 		status = string(c.Status)
 	}
-	next, _, _ := unstructured.NestedString(u.Object, "status", NextTransitionField)
+	next, _, _ := unstructured.NestedString(u.Object, "status", gatesapi.NextTransitionField)
 	return [2]string{status, next}
 }
 

@@ -16,6 +16,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/internal/testapi"
 )
 
@@ -64,7 +65,7 @@ func startConsumerController(t testing.TB) *recorder {
 	return rec
 }
 
-func createConsumer(t testing.TB, ns, name string, spec *gates.Gates) types.NamespacedName {
+func createConsumer(t testing.TB, ns, name string, spec *gatesapi.Gates) types.NamespacedName {
 	t.Helper()
 	c := &testapi.Consumer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: testapi.ConsumerSpec{Gates: spec}}
 	NewWithT(t).Expect(env.Client.Create(context.Background(), c)).To(Succeed())
@@ -78,9 +79,9 @@ func TestWatchReleasesConsumersWhenGateOpens(t *testing.T) {
 	rec := startConsumerController(t)
 
 	gate := createGate(t, ns, "approval", closed())
-	local := createConsumer(t, ns, "local", &gates.Gates{Refs: []string{"approval"}})
-	remote := createConsumer(t, other, "remote", &gates.Gates{Refs: []string{ns + "/approval"}})
-	unrelated := createConsumer(t, ns, "unrelated", &gates.Gates{Refs: []string{"something-else"}})
+	local := createConsumer(t, ns, "local", &gatesapi.Gates{Refs: []string{"approval"}})
+	remote := createConsumer(t, other, "remote", &gatesapi.Gates{Refs: []string{ns + "/approval"}})
+	unrelated := createConsumer(t, ns, "unrelated", &gatesapi.Gates{Refs: []string{"something-else"}})
 	for _, k := range []types.NamespacedName{local, remote, unrelated} {
 		g.Eventually(func() int { return rec.count(k) }, 10*time.Second).Should(Equal(1), k.String())
 	}
@@ -105,7 +106,7 @@ func TestWatchReleasesConsumersWhenMissingGateAppears(t *testing.T) {
 	ns := newNamespace(t)
 	rec := startConsumerController(t)
 
-	waiting := createConsumer(t, ns, "waiting", &gates.Gates{Refs: []string{"late-gate"}})
+	waiting := createConsumer(t, ns, "waiting", &gatesapi.Gates{Refs: []string{"late-gate"}})
 	g.Eventually(func() int { return rec.count(waiting) }, 10*time.Second).Should(Equal(1))
 
 	createGate(t, ns, "late-gate", opened())

@@ -11,8 +11,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
+
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/shared/gates"
 )
 
 // requestKind is one of the two requests a user can make; they differ only in their verb and
@@ -28,14 +29,14 @@ type requestKind struct {
 var (
 	openRequest = requestKind{
 		verb:        "open",
-		requestedAt: gates.OpenRequestAnnotation,
+		requestedAt: gatesapi.OpenRequestAnnotation,
 		reason:      gatingv1alpha1.OpenReasonAnnotation,
 		requestedBy: gatingv1alpha1.OpenRequestedByAnnotation,
 		duration:    gatingv1alpha1.OpenDurationAnnotation,
 	}
 	closeRequest = requestKind{
 		verb:        "close",
-		requestedAt: gates.CloseRequestAnnotation,
+		requestedAt: gatesapi.CloseRequestAnnotation,
 		reason:      gatingv1alpha1.CloseReasonAnnotation,
 		requestedBy: gatingv1alpha1.CloseRequestedByAnnotation,
 		duration:    gatingv1alpha1.CloseDurationAnnotation,

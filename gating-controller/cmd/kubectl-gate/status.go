@@ -13,8 +13,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
+
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/shared/gates"
 )
 
 func newStatusCmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
@@ -94,7 +95,7 @@ func printGateTable(out io.Writer, items []gatingv1alpha1.Gate, withNamespace bo
 func printGate(out io.Writer, gate *gatingv1alpha1.Gate) error {
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	message := "-"
-	if c := apimeta.FindStatusCondition(gate.Status.Conditions, gates.OpenedCondition); c != nil && c.Message != "" {
+	if c := apimeta.FindStatusCondition(gate.Status.Conditions, gatesapi.OpenedCondition); c != nil && c.Message != "" {
 		message = c.Message
 	}
 	fmt.Fprintf(w, "Gate:\t%s/%s\n", gate.Namespace, gate.Name)
@@ -148,7 +149,7 @@ func describeRequest(r *gatingv1alpha1.GateRequest) string {
 
 // openedStatus is the status of the Opened condition; Unknown until the controller has set it.
 func openedStatus(gate *gatingv1alpha1.Gate) string {
-	if c := apimeta.FindStatusCondition(gate.Status.Conditions, gates.OpenedCondition); c != nil {
+	if c := apimeta.FindStatusCondition(gate.Status.Conditions, gatesapi.OpenedCondition); c != nil {
 		return string(c.Status)
 	}
 	return string(metav1.ConditionUnknown)

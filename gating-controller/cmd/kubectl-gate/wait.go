@@ -19,8 +19,9 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
+
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/shared/gates"
 )
 
 func newWaitCmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
@@ -103,7 +104,7 @@ func (s *session) waitFor(ctx context.Context, name string, want metav1.Conditio
 		},
 	}
 	reached := func(gate *gatingv1alpha1.Gate) bool {
-		c := apimeta.FindStatusCondition(gate.Status.Conditions, gates.OpenedCondition)
+		c := apimeta.FindStatusCondition(gate.Status.Conditions, gatesapi.OpenedCondition)
 		return c != nil && c.Status == want
 	}
 	gone := fmt.Errorf("gate %s/%s was deleted while waiting", s.namespace, name)

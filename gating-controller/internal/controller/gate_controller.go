@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
@@ -149,9 +149,9 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 	changed := len(gate.Status.History) == 0 || gate.Status.History[0].Opened != d.opened()
 
 	if d.opened() {
-		conditions.MarkTrue(gate, gates.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
+		conditions.MarkTrue(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
 	} else {
-		conditions.MarkFalse(gate, gates.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
+		conditions.MarkFalse(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
 	}
 	conditions.MarkTrue(gate, meta.ReadyCondition, meta.SucceededReason, "%s", d.message)
 	if d.next != nil {

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
@@ -26,7 +26,7 @@ func TestRecordAfterAnInterruptedStatusWrite(t *testing.T) {
 	gate := &gatingv1.Gate{}
 	gate.Namespace, gate.Name = "flux-system", "change-freeze"
 	gate.Status.History = []gatingv1.GateTransition{{Time: metav1.NewTime(now.Add(-time.Hour)), Opened: true, Cause: "default"}}
-	conditions.MarkFalse(gate, gates.OpenedCondition, ReconciliationSucceededReason, "Gate close requested")
+	conditions.MarkFalse(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "Gate close requested")
 
 	closeRequest := gateDecision{state: gatingv1.GateClosed, cause: "request", reason: "freeze", requestedBy: "alice", message: "Gate close requested"}
 	r.record(context.Background(), gate, closeRequest, now)

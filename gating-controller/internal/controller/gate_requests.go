@@ -7,7 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
@@ -34,12 +34,12 @@ type requestAnnotations struct {
 
 var requestKinds = []requestAnnotations{
 	{
-		state: gatingv1.GateOpened, at: gates.OpenRequestAnnotation, reason: gatingv1.OpenReasonAnnotation,
+		state: gatingv1.GateOpened, at: gatesapi.OpenRequestAnnotation, reason: gatingv1.OpenReasonAnnotation,
 		requestedBy: gatingv1.OpenRequestedByAnnotation, duration: gatingv1.OpenDurationAnnotation,
 		lastHandled: func(s *gatingv1.GateStatus) *string { return &s.LastHandledOpenAt },
 	},
 	{
-		state: gatingv1.GateClosed, at: gates.CloseRequestAnnotation, reason: gatingv1.CloseReasonAnnotation,
+		state: gatingv1.GateClosed, at: gatesapi.CloseRequestAnnotation, reason: gatingv1.CloseReasonAnnotation,
 		requestedBy: gatingv1.CloseRequestedByAnnotation, duration: gatingv1.CloseDurationAnnotation,
 		lastHandled: func(s *gatingv1.GateStatus) *string { return &s.LastHandledCloseAt },
 	},

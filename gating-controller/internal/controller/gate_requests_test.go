@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
@@ -24,7 +24,7 @@ func TestGateStory1ApprovalWindow(t *testing.T) {
 	g.Eventually(openedCondition(ns, "sre-approval"), timeout).Should(Equal("False|ReconciliationSucceeded|Gate closed by default"))
 
 	setClock("2021-03-26T10:00:00Z")
-	annotate(t, gate, gates.OpenRequestAnnotation, "2021-03-26T10:00:00Z")
+	annotate(t, gate, gatesapi.OpenRequestAnnotation, "2021-03-26T10:00:00Z")
 	g.Eventually(openedCondition(ns, "sre-approval"), timeout).
 		Should(Equal("True|ReconciliationSucceeded|Gate scheduled for closing at 2021-03-26T11:00:00Z"))
 	st := getGate(g, ns, "sre-approval").Status
@@ -33,7 +33,7 @@ func TestGateStory1ApprovalWindow(t *testing.T) {
 	g.Expect(st.NextTransitionAt.UTC().Format("15:04:05")).To(Equal("11:00:00"))
 
 	setClock("2021-03-26T10:10:00Z")
-	annotate(t, gate, gates.CloseRequestAnnotation, "2021-03-26T10:10:00Z")
+	annotate(t, gate, gatesapi.CloseRequestAnnotation, "2021-03-26T10:10:00Z")
 	g.Eventually(openedCondition(ns, "sre-approval"), timeout).Should(Equal("False|ReconciliationSucceeded|Gate close requested"))
 	st = getGate(g, ns, "sre-approval").Status
 	g.Expect(st.RequestedAt.UTC().Format("15:04:05")).To(Equal("10:10:00"))
@@ -57,7 +57,7 @@ func TestGateStory1MaintenanceWindow(t *testing.T) {
 	g.Eventually(openedCondition(ns, "maintenance"), timeout).Should(Equal("True|ReconciliationSucceeded|Gate opened by default"))
 
 	setClock("2021-03-26T10:00:00Z")
-	annotate(t, gate, gates.CloseRequestAnnotation, "2021-03-26T10:00:00Z")
+	annotate(t, gate, gatesapi.CloseRequestAnnotation, "2021-03-26T10:00:00Z")
 	// The seed's example says 11:00 in the message but 10:00 in resetToDefaultAt; the gate opens
 	// when the window ends, 24h after the request.
 	g.Eventually(openedCondition(ns, "maintenance"), timeout).
@@ -77,16 +77,16 @@ func TestGateRequestIsHandledOnce(t *testing.T) {
 	ns := newNamespace(t)
 	setClock("2021-03-26T10:00:00Z")
 	gate := createGate(t, ns, "approval", gatingv1.GateSpec{Default: gatingv1.GateClosed, Window: duration("1h")})
-	annotate(t, gate, gates.OpenRequestAnnotation, "2021-03-26T10:00:00Z")
+	annotate(t, gate, gatesapi.OpenRequestAnnotation, "2021-03-26T10:00:00Z")
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(HavePrefix("True|"))
 
 	setClock("2021-03-26T10:05:00Z")
-	annotate(t, gate, gates.CloseRequestAnnotation, "2021-03-26T10:05:00Z")
+	annotate(t, gate, gatesapi.CloseRequestAnnotation, "2021-03-26T10:05:00Z")
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(HavePrefix("False|"))
 
 	// Re-applying the manifest: the open annotation goes away and comes back with the same value.
-	annotate(t, gate, gates.OpenRequestAnnotation, "")
-	annotate(t, gate, gates.OpenRequestAnnotation, "2021-03-26T10:00:00Z")
+	annotate(t, gate, gatesapi.OpenRequestAnnotation, "")
+	annotate(t, gate, gatesapi.OpenRequestAnnotation, "2021-03-26T10:00:00Z")
 	poke(t, gate)
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(Equal("False|ReconciliationSucceeded|Gate close requested"))
 	g.Consistently(openedCondition(ns, "approval"), "2s").Should(Equal("False|ReconciliationSucceeded|Gate close requested"))
@@ -101,22 +101,22 @@ func TestGateIgnoresBadRequests(t *testing.T) {
 	gate := createGate(t, ns, "approval", gatingv1.GateSpec{Default: gatingv1.GateClosed})
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(HavePrefix("False|"))
 
-	annotate(t, gate, gates.OpenRequestAnnotation, "yesterday")
+	annotate(t, gate, gatesapi.OpenRequestAnnotation, "yesterday")
 	g.Eventually(eventsOf(ns, "approval"), timeout).Should(ContainElement(
 		"Warning InvalidRequest: open request ignored: open.gate.fluxcd.io/requestedAt 'yesterday' is not an RFC 3339 time such as 2026-11-22T10:00:00Z"))
 
-	annotate(t, gate, gates.OpenRequestAnnotation, "2021-03-26T12:00:00Z")
+	annotate(t, gate, gatesapi.OpenRequestAnnotation, "2021-03-26T12:00:00Z")
 	g.Eventually(eventsOf(ns, "approval"), timeout).Should(ContainElement(
 		"Warning InvalidRequest: open request ignored: open.gate.fluxcd.io/requestedAt '2021-03-26T12:00:00Z' is in the future (now is 2021-03-26T10:00:00Z)"))
 
-	annotate(t, gate, gates.OpenRequestAnnotation, "2021-03-26T10:00:00Z", gatingv1.OpenDurationAnnotation, "forever")
+	annotate(t, gate, gatesapi.OpenRequestAnnotation, "2021-03-26T10:00:00Z", gatingv1.OpenDurationAnnotation, "forever")
 	g.Eventually(eventsOf(ns, "approval"), timeout).Should(ContainElement(
 		"Warning InvalidRequest: open request ignored: open.gate.fluxcd.io/duration 'forever' is not a positive duration such as 2h"))
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(Equal("False|ReconciliationSucceeded|Gate closed by default"))
 	g.Consistently(openedCondition(ns, "approval"), "1s").Should(Equal("False|ReconciliationSucceeded|Gate closed by default"))
 
 	// Within a minute of clock skew a request counts as now.
-	annotate(t, gate, gates.OpenRequestAnnotation, "2021-03-26T10:00:30Z", gatingv1.OpenDurationAnnotation, "")
+	annotate(t, gate, gatesapi.OpenRequestAnnotation, "2021-03-26T10:00:30Z", gatingv1.OpenDurationAnnotation, "")
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(Equal("True|ReconciliationSucceeded|Gate open requested"))
 }
 
@@ -130,8 +130,8 @@ func TestGateLaterRequestWinsAndDurationOverridesWindow(t *testing.T) {
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(HavePrefix("False|"))
 
 	annotate(t, gate,
-		gates.CloseRequestAnnotation, "2021-03-26T09:50:00Z",
-		gates.OpenRequestAnnotation, "2021-03-26T09:55:00Z",
+		gatesapi.CloseRequestAnnotation, "2021-03-26T09:50:00Z",
+		gatesapi.OpenRequestAnnotation, "2021-03-26T09:55:00Z",
 		gatingv1.OpenDurationAnnotation, "2h",
 		gatingv1.OpenReasonAnnotation, "Patching a CVE",
 		gatingv1.OpenRequestedByAnnotation, "alice")
@@ -144,7 +144,7 @@ func TestGateLaterRequestWinsAndDurationOverridesWindow(t *testing.T) {
 	g.Expect(st.History[0]).To(And(HaveField("Cause", "request"), HaveField("RequestedBy", "alice"), HaveField("Reason", "Patching a CVE")))
 
 	// A close request older than the request in force changes nothing.
-	annotate(t, gate, gates.CloseRequestAnnotation, "2021-03-26T09:52:00Z")
+	annotate(t, gate, gatesapi.CloseRequestAnnotation, "2021-03-26T09:52:00Z")
 	g.Eventually(eventsOf(ns, "approval"), timeout).Should(ContainElement(
 		"Warning InvalidRequest: close request of 2021-03-26T09:52:00Z ignored: the request of 2021-03-26T09:55:00Z is later"))
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(HavePrefix("True|"))
@@ -156,7 +156,7 @@ func TestGateRequeuesAtItsNextTransition(t *testing.T) {
 	ns := newNamespace(t)
 	now := setClock("2021-03-26T10:00:00Z")
 	gate := createGate(t, ns, "approval", gatingv1.GateSpec{Default: gatingv1.GateClosed, Window: duration("50m")})
-	annotate(t, gate, gates.OpenRequestAnnotation, "2021-03-26T09:45:00Z")
+	annotate(t, gate, gatesapi.OpenRequestAnnotation, "2021-03-26T09:45:00Z")
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(HavePrefix("True|"))
 
 	res, err := gateReconciler.Reconcile(context.Background(), ctrlRequest(ns, "approval"))

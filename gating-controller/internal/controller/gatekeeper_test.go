@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
@@ -38,7 +39,7 @@ func keeperReady(ns, name string) func(g Gomega) string {
 }
 
 // blocked evaluates a consumer's gates the way every gated controller does.
-func blocked(ns string, spec *gates.Gates) func(g Gomega) string {
+func blocked(ns string, spec *gatesapi.Gates) func(g Gomega) string {
 	return func(g Gomega) string {
 		res, err := gates.Evaluate(context.Background(), k8s, ns, spec)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -64,7 +65,7 @@ func TestSeed004ChangeFreezeAndBypassSignoff(t *testing.T) {
 			"* * 15-31 12 *", // Xmas: 15th-31st December
 		}},
 	})
-	gitRepositoryGates := &gates.Gates{Require: gates.RequireOneOf, Refs: []string{"change-freeze", "bypass-signoff"}}
+	gitRepositoryGates := &gatesapi.Gates{Require: gatesapi.RequireOneOf, Refs: []string{"change-freeze", "bypass-signoff"}}
 
 	g.Eventually(openedCondition(ns, "change-freeze"), timeout).
 		Should(Equal("False|ReconciliationSucceeded|Gate scheduled for opening at 2026-12-01T00:00:00Z"))
@@ -79,7 +80,7 @@ func TestSeed004ChangeFreezeAndBypassSignoff(t *testing.T) {
 		ns + "/change-freeze' is closed until 2026-12-01T00:00:00Z and gate '" + ns + "/bypass-signoff' is closed."))
 
 	// flux gate open bypass-signoff "Patching a CVE: Signed off by Bob the builder"
-	annotate(t, bypass, gates.OpenRequestAnnotation, "2026-11-22T10:00:00Z",
+	annotate(t, bypass, gatesapi.OpenRequestAnnotation, "2026-11-22T10:00:00Z",
 		gatingv1.OpenReasonAnnotation, "Patching a CVE: Signed off by Bob the builder",
 		gatingv1.OpenRequestedByAnnotation, "bob")
 	g.Eventually(blocked(ns, gitRepositoryGates), timeout).Should(BeEmpty())
@@ -95,7 +96,7 @@ func TestSeed004ChangeFreezeAndBypassSignoff(t *testing.T) {
 
 	// flux gate close bypass-signoff
 	setClock("2026-11-22T10:30:00Z")
-	annotate(t, bypass, gates.CloseRequestAnnotation, "2026-11-22T10:30:00Z")
+	annotate(t, bypass, gatesapi.CloseRequestAnnotation, "2026-11-22T10:30:00Z")
 	g.Eventually(blocked(ns, gitRepositoryGates), timeout).ShouldNot(BeEmpty())
 	g.Eventually(openedCondition(ns, "bypass-signoff"), timeout).Should(Equal("False|ReconciliationSucceeded|Gate close requested"))
 
@@ -114,11 +115,11 @@ func TestGateStory2ChangeFreezeBlocksSources(t *testing.T) {
 	ns := newNamespace(t)
 	setClock("2022-05-26T01:12:22Z")
 	freeze := createGate(t, ns, "change-freeze", gatingv1.GateSpec{Default: gatingv1.GateOpened})
-	source := &gates.Gates{Refs: []string{"change-freeze"}}
+	source := &gatesapi.Gates{Refs: []string{"change-freeze"}}
 	g.Eventually(openedCondition(ns, "change-freeze"), timeout).Should(HavePrefix("True|"))
 	g.Expect(blocked(ns, source)(g)).To(BeEmpty())
 
-	annotate(t, freeze, gates.CloseRequestAnnotation, "2022-05-26T01:12:22Z")
+	annotate(t, freeze, gatesapi.CloseRequestAnnotation, "2022-05-26T01:12:22Z")
 	g.Eventually(blocked(ns, source), timeout).
 		Should(Equal("Reconciliation is blocked as gate '" + ns + "/change-freeze' is closed."))
 }
@@ -157,7 +158,7 @@ func TestGateRequestOverridesKeeper(t *testing.T) {
 	createKeeper(t, ns, "freeze", gatingv1.GateKeeperSpec{Gate: "prod", CronJob: &gatingv1.CronJob{Closed: []string{"* * 20-30 11 *"}}})
 	g.Eventually(openedCondition(ns, "prod"), timeout).Should(HavePrefix("False|"))
 
-	annotate(t, gate, gates.OpenRequestAnnotation, "2026-11-22T10:00:00Z")
+	annotate(t, gate, gatesapi.OpenRequestAnnotation, "2026-11-22T10:00:00Z")
 	g.Eventually(openedCondition(ns, "prod"), timeout).
 		Should(Equal("True|ReconciliationSucceeded|Gate scheduled for closing at 2026-11-22T11:00:00Z"))
 

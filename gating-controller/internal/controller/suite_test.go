@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
@@ -131,12 +131,12 @@ func openedCondition(ns, name string) func(g Gomega) string {
 	return func(g Gomega) string {
 		gate := getGate(g, ns, name)
 		ann, st := gate.GetAnnotations(), gate.Status
-		if ann[gates.OpenRequestAnnotation] != st.LastHandledOpenAt && ann[gates.OpenRequestAnnotation] != "" ||
-			ann[gates.CloseRequestAnnotation] != st.LastHandledCloseAt && ann[gates.CloseRequestAnnotation] != "" ||
+		if ann[gatesapi.OpenRequestAnnotation] != st.LastHandledOpenAt && ann[gatesapi.OpenRequestAnnotation] != "" ||
+			ann[gatesapi.CloseRequestAnnotation] != st.LastHandledCloseAt && ann[gatesapi.CloseRequestAnnotation] != "" ||
 			ann[meta.ReconcileRequestAnnotation] != st.LastHandledReconcileAt {
 			return "status not caught up"
 		}
-		c := conditions.Get(gate, gates.OpenedCondition)
+		c := conditions.Get(gate, gatesapi.OpenedCondition)
 		if c == nil || len(st.History) == 0 || st.History[0].Opened != (c.Status == metav1.ConditionTrue) {
 			return "status not caught up"
 		}

@@ -9,13 +9,13 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // Both kinds are gated objects for shared/gates.
 var (
-	_ gates.Gated = &ManifestGeneration{}
-	_ gates.Gated = &ManifestUpdate{}
+	_ gatesapi.Gated = &ManifestGeneration{}
+	_ gatesapi.Gated = &ManifestUpdate{}
 )
 
 func TestManifestGenerationDefaultsInGo(t *testing.T) {

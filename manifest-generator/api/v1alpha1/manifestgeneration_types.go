@@ -6,7 +6,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // ManifestGenerationKind is the kind of ManifestGeneration objects.
@@ -94,7 +94,7 @@ type ManifestGenerationSpec struct {
 
 	// Gates hold the ManifestGeneration on its last applied revision while they are closed.
 	// +optional
-	Gates *gates.Gates `json:"gates,omitempty"`
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
 // SourceReference names the source of a ManifestGeneration in its own namespace.
@@ -184,8 +184,8 @@ func (in *ManifestGeneration) GetConditions() []metav1.Condition { return in.Sta
 // SetConditions sets the status conditions.
 func (in *ManifestGeneration) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
-// GetGates implements gates.Gated.
-func (in *ManifestGeneration) GetGates() *gates.Gates { return in.Spec.Gates }
+// GetGates implements gatesapi.Gated.
+func (in *ManifestGeneration) GetGates() *gatesapi.Gates { return in.Spec.Gates }
 
 // GetRequestStatus returns the reconcile request handling of the status.
 func (in *ManifestGeneration) GetRequestStatus() *meta.ReconcileRequestStatus {

@@ -4,7 +4,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // ManifestUpdateKind is the kind of ManifestUpdate objects.
@@ -77,7 +77,7 @@ type ManifestUpdateSpec struct {
 
 	// Gates hold the change, uncommitted, while they are closed.
 	// +optional
-	Gates *gates.Gates `json:"gates,omitempty"`
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
 // ContainerImageUpdate is a new image for one container of the workload.
@@ -208,8 +208,8 @@ func (in *ManifestUpdate) GetConditions() []metav1.Condition { return in.Status.
 // SetConditions sets the status conditions.
 func (in *ManifestUpdate) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
-// GetGates implements gates.Gated.
-func (in *ManifestUpdate) GetGates() *gates.Gates { return in.Spec.Gates }
+// GetGates implements gatesapi.Gated.
+func (in *ManifestUpdate) GetGates() *gatesapi.Gates { return in.Spec.Gates }
 
 // GetRequestStatus returns the reconcile request handling of the status.
 func (in *ManifestUpdate) GetRequestStatus() *meta.ReconcileRequestStatus {

@@ -5,7 +5,7 @@
 package v1alpha1
 
 import (
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -161,7 +161,7 @@ func (in *ManifestGenerationSpec) DeepCopyInto(out *ManifestGenerationSpec) {
 	}
 	if in.Gates != nil {
 		in, out := &in.Gates, &out.Gates
-		*out = new(gates.Gates)
+		*out = new(gatesapi.Gates)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -286,7 +286,7 @@ func (in *ManifestUpdateSpec) DeepCopyInto(out *ManifestUpdateSpec) {
 	}
 	if in.Gates != nil {
 		in, out := &in.Gates, &out.Gates
-		*out = new(gates.Gates)
+		*out = new(gatesapi.Gates)
 		(*in).DeepCopyInto(*out)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/gates/gatestest"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
@@ -27,7 +27,7 @@ func TestManifestGenerationGates(t *testing.T) {
 	gatestest.SetOpened(t, k8s, ns, "freeze", false)
 	publish(t, ns, "repo", "main@sha1:e001", map[string]string{"staging/app.yaml": appV1})
 	key := createGeneration(t, ns, generation+"  gates:\n    refs: [freeze]\n")
-	blocked := func(g Gomega) bool { return conditions.IsTrue(getGeneration(g, key), gates.BlockedCondition) }
+	blocked := func(g Gomega) bool { return conditions.IsTrue(getGeneration(g, key), gatesapi.BlockedCondition) }
 
 	g.Eventually(blocked, timeout).Should(BeTrue())
 	g.Consistently(func(g Gomega) any { return configMap(g, ns, "app") }, 2*time.Second).Should(BeNil(), "nothing applied while closed")
@@ -35,7 +35,7 @@ func TestManifestGenerationGates(t *testing.T) {
 
 	gatestest.SetOpened(t, k8s, ns, "freeze", true)
 	g.Eventually(readyCondition(key), timeout).Should(Equal("True|ReconciliationSucceeded|Applied revision: main@sha1:e001"))
-	g.Expect(conditions.IsTrue(getGeneration(g, key), gates.BlockedCondition)).To(BeFalse())
+	g.Expect(conditions.IsTrue(getGeneration(g, key), gatesapi.BlockedCondition)).To(BeFalse())
 
 	gatestest.SetOpened(t, k8s, ns, "freeze", false)
 	g.Eventually(blocked, timeout).Should(BeTrue())

@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/gates/gatestest"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
@@ -397,7 +397,7 @@ func TestManifestUpdateGateClosed(t *testing.T) {
     refs: [freeze]
 `)
 	g.Eventually(func(g Gomega) bool {
-		return conditions.IsTrue(getUpdate(g, key), gates.BlockedCondition)
+		return conditions.IsTrue(getUpdate(g, key), gatesapi.BlockedCondition)
 	}, timeout).Should(BeTrue())
 	g.Expect(conditions.GetReason(getUpdate(g, key), meta.ReadyCondition)).To(Equal("GateClosed"))
 	g.Consistently(func() string { return f.head(t) }, 2*time.Second).Should(Equal(f.base))

@@ -7,7 +7,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // ResourceSetKind is the kind of ResourceSet objects.
@@ -69,7 +69,7 @@ type ResourceSetSpec struct {
 
 	// Gates hold the ResourceSet on its last applied resources while they are closed.
 	// +optional
-	Gates *gates.Gates `json:"gates,omitempty"`
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
 // CommonMetadata holds the labels and annotations set on every generated object.
@@ -197,8 +197,8 @@ func (in *ResourceSet) GetConditions() []metav1.Condition { return in.Status.Con
 // SetConditions sets the status conditions.
 func (in *ResourceSet) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
-// GetGates implements gates.Gated.
-func (in *ResourceSet) GetGates() *gates.Gates { return in.Spec.Gates }
+// GetGates implements gatesapi.Gated.
+func (in *ResourceSet) GetGates() *gatesapi.Gates { return in.Spec.Gates }
 
 // GetRequestStatus returns the reconcile request handling of the status.
 func (in *ResourceSet) GetRequestStatus() *meta.ReconcileRequestStatus {

@@ -6,7 +6,7 @@ package v1
 
 import (
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -445,7 +445,7 @@ func (in *ResourceSetSpec) DeepCopyInto(out *ResourceSetSpec) {
 	}
 	if in.Gates != nil {
 		in, out := &in.Gates, &out.Gates
-		*out = new(gates.Gates)
+		*out = new(gatesapi.Gates)
 		(*in).DeepCopyInto(*out)
 	}
 }

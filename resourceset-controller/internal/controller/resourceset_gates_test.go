@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/gates/gatestest"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
@@ -43,17 +43,17 @@ spec:
         version: << inputs.version | quote >>
 `)
 	g.Eventually(rsetCondition(key, meta.ReadyCondition), timeout).Should(HavePrefix("False|GateClosed|Reconciliation is blocked as gate '" + ns + "/change-freeze' is closed"))
-	g.Expect(rsetCondition(key, gates.BlockedCondition)(g)).To(HavePrefix("True|GateClosed|"))
+	g.Expect(rsetCondition(key, gatesapi.BlockedCondition)(g)).To(HavePrefix("True|GateClosed|"))
 	g.Expect(getObject(g, "v1", "ConfigMap", ns, "app")).To(BeNil())
 
 	gatestest.SetOpened(t, k8s, ns, "change-freeze", true)
 	readyIn(t, key)
 	g.Expect(getObject(g, "v1", "ConfigMap", ns, "app").Object["data"]).To(HaveKeyWithValue("version", "1"))
-	g.Expect(rsetCondition(key, gates.BlockedCondition)(g)).To(Equal(""))
+	g.Expect(rsetCondition(key, gatesapi.BlockedCondition)(g)).To(Equal(""))
 
 	// Closed again: a new version waits...
 	gatestest.SetOpened(t, k8s, ns, "change-freeze", false)
-	g.Eventually(rsetCondition(key, gates.BlockedCondition), timeout).Should(HavePrefix("True|GateClosed|"))
+	g.Eventually(rsetCondition(key, gatesapi.BlockedCondition), timeout).Should(HavePrefix("True|GateClosed|"))
 	updateResourceSet(t, key, func(rs *rsv1.ResourceSet) {
 		rs.Spec.Inputs[0]["version"].Raw = []byte(`"2"`)
 	})
@@ -66,7 +66,7 @@ spec:
 	poke(t, &rsv1.ResourceSet{ObjectMeta: metaOf(key)})
 	g.Eventually(func(g Gomega) any { return getObject(g, "v1", "ConfigMap", ns, "app").Object["data"] }, timeout).Should(
 		HaveKeyWithValue("version", "1"))
-	g.Eventually(rsetCondition(key, gates.BlockedCondition), timeout).Should(HavePrefix("True|GateClosed|"))
+	g.Eventually(rsetCondition(key, gatesapi.BlockedCondition), timeout).Should(HavePrefix("True|GateClosed|"))
 
 	updateResourceSet(t, key, func(rs *rsv1.ResourceSet) {
 		rs.Spec.Inputs[0]["version"].Raw = []byte(`"3"`)
@@ -74,7 +74,7 @@ spec:
 	gatestest.SetOpened(t, k8s, ns, "change-freeze", true)
 	g.Eventually(func(g Gomega) any { return getObject(g, "v1", "ConfigMap", ns, "app").Object["data"] }, timeout).Should(
 		HaveKeyWithValue("version", "3"))
-	g.Eventually(rsetCondition(key, gates.BlockedCondition), timeout).Should(Equal(""))
+	g.Eventually(rsetCondition(key, gatesapi.BlockedCondition), timeout).Should(Equal(""))
 	// The log line of seed 004: the gates considered and their status.
 	g.Expect(strings.Join(logs.Lines(), "\n")).To(ContainSubstring(`"gates":{"require":"all","status":[{"closed":"false","gate":"change-freeze"}]}`))
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // SetOpened creates the Gate ns/name if needed and sets its Opened condition.
@@ -33,7 +34,7 @@ func SetOpened(t testing.TB, c client.Client, ns, name string, opened bool) {
 		status = "True"
 	}
 	if err := unstructured.SetNestedSlice(gate.Object, []any{map[string]any{
-		"type": gates.OpenedCondition, "status": status, "reason": "ReconciliationSucceeded", "message": "set by the test",
+		"type": gatesapi.OpenedCondition, "status": status, "reason": "ReconciliationSucceeded", "message": "set by the test",
 		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
 	}}, "status", "conditions"); err != nil {
 		t.Fatal(err)

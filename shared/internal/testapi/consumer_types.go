@@ -3,13 +3,13 @@ package testapi
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // ConsumerSpec waits on gates.
 type ConsumerSpec struct {
 	// +optional
-	Gates *gates.Gates `json:"gates,omitempty"`
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
 // ConsumerStatus is what a controller reports, for the status tests.
@@ -37,8 +37,8 @@ func (c *Consumer) GetConditions() []metav1.Condition { return c.Status.Conditio
 // SetConditions implements conditions.Setter.
 func (c *Consumer) SetConditions(conditions []metav1.Condition) { c.Status.Conditions = conditions }
 
-// GetGates implements gates.Gated.
-func (c *Consumer) GetGates() *gates.Gates { return c.Spec.Gates }
+// GetGates implements gatesapi.Gated.
+func (c *Consumer) GetGates() *gatesapi.Gates { return c.Spec.Gates }
 
 // ConsumerList is a list of consumers.
 // +kubebuilder:object:root=true

@@ -5,7 +5,7 @@
 package testapi
 
 import (
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -74,7 +74,7 @@ func (in *ConsumerSpec) DeepCopyInto(out *ConsumerSpec) {
 	*out = *in
 	if in.Gates != nil {
 		in, out := &in.Gates, &out.Gates
-		*out = new(gates.Gates)
+		*out = new(gatesapi.Gates)
 		(*in).DeepCopyInto(*out)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // GitRepositoryKind is the kind of GitRepository objects.
@@ -50,7 +50,7 @@ type GitRepositorySpec struct {
 
 	// Gates hold the source on its last artifact while they are closed.
 	// +optional
-	Gates *gates.Gates `json:"gates,omitempty"`
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
 // GitRepositoryRef is the Git reference to check out; the first set of commit (with or
@@ -117,8 +117,8 @@ func (in *GitRepository) GetConditions() []metav1.Condition { return in.Status.C
 // SetConditions sets the status conditions.
 func (in *GitRepository) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
-// GetGates implements gates.Gated.
-func (in *GitRepository) GetGates() *gates.Gates { return in.Spec.Gates }
+// GetGates implements gatesapi.Gated.
+func (in *GitRepository) GetGates() *gatesapi.Gates { return in.Spec.Gates }
 
 // GetArtifact returns the stored artifact.
 func (in *GitRepository) GetArtifact() *meta.Artifact { return in.Status.Artifact }

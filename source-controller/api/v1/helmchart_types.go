@@ -4,7 +4,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // HelmChartKind is the kind of HelmChart objects.
@@ -106,7 +106,7 @@ type HelmChartSpec struct {
 
 	// Gates hold the chart on its last artifact while they are closed.
 	// +optional
-	Gates *gates.Gates `json:"gates,omitempty"`
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
 // HelmChartStatus is the observed state of a HelmChart (seed 003).
@@ -163,8 +163,8 @@ func (in *HelmChart) GetConditions() []metav1.Condition { return in.Status.Condi
 // SetConditions sets the status conditions.
 func (in *HelmChart) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
-// GetGates implements gates.Gated.
-func (in *HelmChart) GetGates() *gates.Gates { return in.Spec.Gates }
+// GetGates implements gatesapi.Gated.
+func (in *HelmChart) GetGates() *gatesapi.Gates { return in.Spec.Gates }
 
 // GetArtifact returns the stored artifact.
 func (in *HelmChart) GetArtifact() *meta.Artifact { return in.Status.Artifact }

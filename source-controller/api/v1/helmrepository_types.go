@@ -4,7 +4,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // HelmRepositoryKind is the kind of HelmRepository objects.
@@ -67,7 +67,7 @@ type HelmRepositorySpec struct {
 
 	// Gates hold the source on its last artifact while they are closed.
 	// +optional
-	Gates *gates.Gates `json:"gates,omitempty"`
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
 // HelmRepositoryStatus is the observed state of a HelmRepository.
@@ -114,8 +114,8 @@ func (in *HelmRepository) GetConditions() []metav1.Condition { return in.Status.
 // SetConditions sets the status conditions.
 func (in *HelmRepository) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
-// GetGates implements gates.Gated.
-func (in *HelmRepository) GetGates() *gates.Gates { return in.Spec.Gates }
+// GetGates implements gatesapi.Gated.
+func (in *HelmRepository) GetGates() *gatesapi.Gates { return in.Spec.Gates }
 
 // GetArtifact returns the stored artifact.
 func (in *HelmRepository) GetArtifact() *meta.Artifact { return in.Status.Artifact }

@@ -4,7 +4,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // OCIRepositoryKind is the kind of OCIRepository objects.
@@ -83,7 +83,7 @@ type OCIRepositorySpec struct {
 	Suspend bool `json:"suspend,omitempty"`
 	// Gates hold the source on its last artifact while they are closed.
 	// +optional
-	Gates *gates.Gates `json:"gates,omitempty"`
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
 // OCIRepositoryStatus is the observed state of an OCIRepository.
@@ -131,8 +131,8 @@ func (in *OCIRepository) GetConditions() []metav1.Condition { return in.Status.C
 // SetConditions sets the status conditions.
 func (in *OCIRepository) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
 
-// GetGates implements gates.Gated.
-func (in *OCIRepository) GetGates() *gates.Gates { return in.Spec.Gates }
+// GetGates implements gatesapi.Gated.
+func (in *OCIRepository) GetGates() *gatesapi.Gates { return in.Spec.Gates }
 
 // GetArtifact returns the stored artifact.
 func (in *OCIRepository) GetArtifact() *meta.Artifact { return in.Status.Artifact }

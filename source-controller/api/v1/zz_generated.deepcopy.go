@@ -6,7 +6,7 @@ package v1
 
 import (
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -111,7 +111,7 @@ func (in *GitRepositorySpec) DeepCopyInto(out *GitRepositorySpec) {
 	}
 	if in.Gates != nil {
 		in, out := &in.Gates, &out.Gates
-		*out = new(gates.Gates)
+		*out = new(gatesapi.Gates)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -235,7 +235,7 @@ func (in *HelmChartSpec) DeepCopyInto(out *HelmChartSpec) {
 	}
 	if in.Gates != nil {
 		in, out := &in.Gates, &out.Gates
-		*out = new(gates.Gates)
+		*out = new(gatesapi.Gates)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -363,7 +363,7 @@ func (in *HelmRepositorySpec) DeepCopyInto(out *HelmRepositorySpec) {
 	}
 	if in.Gates != nil {
 		in, out := &in.Gates, &out.Gates
-		*out = new(gates.Gates)
+		*out = new(gatesapi.Gates)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -546,7 +546,7 @@ func (in *OCIRepositorySpec) DeepCopyInto(out *OCIRepositorySpec) {
 	}
 	if in.Gates != nil {
 		in, out := &in.Gates, &out.Gates
-		*out = new(gates.Gates)
+		*out = new(gatesapi.Gates)
 		(*in).DeepCopyInto(*out)
 	}
 }

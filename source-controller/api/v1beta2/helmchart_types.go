@@ -4,7 +4,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // LocalHelmChartSourceReference names the source of a chart in the same namespace.
@@ -81,7 +81,7 @@ type HelmChartSpec struct {
 
 	// Gates hold the chart on its last artifact while they are closed.
 	// +optional
-	Gates *gates.Gates `json:"gates,omitempty"`
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
 // HelmChartStatus is the observed state of a HelmChart (seed 003).

@@ -4,7 +4,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // OCIRepositoryRef is the artifact to pull; digest wins over semver, semver over tag.
@@ -72,7 +72,7 @@ type OCIRepositorySpec struct {
 	Suspend bool `json:"suspend,omitempty"`
 	// Gates hold the source on its last artifact while they are closed.
 	// +optional
-	Gates *gates.Gates `json:"gates,omitempty"`
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
 // OCIRepositoryStatus is the observed state of an OCIRepository.

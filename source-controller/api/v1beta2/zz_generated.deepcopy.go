@@ -6,7 +6,7 @@ package v1beta2
 
 import (
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -87,7 +87,7 @@ func (in *HelmChartSpec) DeepCopyInto(out *HelmChartSpec) {
 	}
 	if in.Gates != nil {
 		in, out := &in.Gates, &out.Gates
-		*out = new(gates.Gates)
+		*out = new(gatesapi.Gates)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -275,7 +275,7 @@ func (in *OCIRepositorySpec) DeepCopyInto(out *OCIRepositorySpec) {
 	}
 	if in.Gates != nil {
 		in, out := &in.Gates, &out.Gates
-		*out = new(gates.Gates)
+		*out = new(gatesapi.Gates)
 		(*in).DeepCopyInto(*out)
 	}
 }

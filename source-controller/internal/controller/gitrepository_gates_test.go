@@ -7,8 +7,8 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 
-	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/gates/gatestest"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -30,12 +30,12 @@ func TestGitRepositoryWaitsOnItsGates(t *testing.T) {
 	first := repo.Commit(t, "Initial commit", map[string]string{"a": "1"})
 	setGate(t, ns, "change-freeze", false)
 	key := createRepo(t, ns, "gated", sourcev1.GitRepositorySpec{
-		URL: repo.HTTPURL(), Gates: &gates.Gates{Refs: []string{"change-freeze"}},
+		URL: repo.HTTPURL(), Gates: &gatesapi.Gates{Refs: []string{"change-freeze"}},
 	})
 
 	// Blocked before its first artifact: not ready.
 	blocked := "True|GateClosed|Reconciliation is blocked as gate '" + ns + "/change-freeze' is closed."
-	g.Eventually(condition(key, gates.BlockedCondition), timeout).Should(Equal(blocked))
+	g.Eventually(condition(key, gatesapi.BlockedCondition), timeout).Should(Equal(blocked))
 	g.Expect(condition(key, meta.ReadyCondition)(g)).To(Equal(
 		"False|GateClosed|Reconciliation is blocked as gate '" + ns + "/change-freeze' is closed."))
 	g.Expect(getRepo(g, key).Status.Artifact).To(BeNil())
@@ -47,13 +47,13 @@ func TestGitRepositoryWaitsOnItsGates(t *testing.T) {
 
 	setGate(t, ns, "change-freeze", true)
 	g.Eventually(revision(key), 5*time.Second).Should(Equal("master@sha1:" + first))
-	g.Eventually(condition(key, gates.BlockedCondition), timeout).Should(BeEmpty())
+	g.Eventually(condition(key, gatesapi.BlockedCondition), timeout).Should(BeEmpty())
 
 	// Closed again: a new commit waits, the last artifact stays served and Ready.
 	setGate(t, ns, "change-freeze", false)
 	second := repo.Commit(t, "Second", map[string]string{"a": "2"})
 	poke(t, key)
-	g.Eventually(condition(key, gates.BlockedCondition), timeout).Should(Equal(blocked))
+	g.Eventually(condition(key, gatesapi.BlockedCondition), timeout).Should(Equal(blocked))
 	g.Expect(condition(key, meta.ReadyCondition)(g)).To(Equal("True|Succeeded|stored artifact for revision 'master@sha1:" + first + "'"))
 	g.Expect(fetchArtifact(t, key)["a"]).To(Equal("1"))
 

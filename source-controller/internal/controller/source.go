@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -30,7 +31,7 @@ const ControllerName = "source-controller"
 // source is what the steps every source kind shares need from an object.
 type source interface {
 	conditions.Setter
-	gates.Gated
+	gatesapi.Gated
 	GetArtifact() *meta.Artifact
 	SetArtifact(*meta.Artifact)
 	GetRequestStatus() *meta.ReconcileRequestStatus
@@ -124,8 +125,8 @@ func summarize(obj source, err error) {
 	conditions.Delete(obj, meta.StalledCondition)
 	conditions.Delete(obj, meta.ReconcilingCondition)
 	if obj.GetArtifact() == nil {
-		if c := conditions.Get(obj, gates.BlockedCondition); c != nil {
-			conditions.MarkFalse(obj, meta.ReadyCondition, gates.GateClosedReason, "%s", c.Message)
+		if c := conditions.Get(obj, gatesapi.BlockedCondition); c != nil {
+			conditions.MarkFalse(obj, meta.ReadyCondition, gatesapi.GateClosedReason, "%s", c.Message)
 		}
 		return
 	}
@@ -185,10 +186,10 @@ func (r *SourceReconciler) reconcileGates(ctx context.Context, obj source) (bool
 		log.FromContext(ctx).Info("evaluated gates", "gates", res.LogValue())
 	}
 	if res.Open {
-		conditions.Delete(obj, gates.BlockedCondition)
+		conditions.Delete(obj, gatesapi.BlockedCondition)
 		return false, nil
 	}
-	conditions.MarkTrue(obj, gates.BlockedCondition, gates.GateClosedReason, "%s", res.Message())
+	conditions.MarkTrue(obj, gatesapi.BlockedCondition, gatesapi.GateClosedReason, "%s", res.Message())
 	return true, nil
 }
 

@@ -1,4 +1,4 @@
-package gates
+package gatesapi
 
 import "k8s.io/apimachinery/pkg/runtime/schema"
 

@@ -1,4 +1,4 @@
-package gates
+package gatesapi
 
 // Requirement says how many of the referenced gates must be opened.
 // +kubebuilder:validation:Enum=all;oneOf
