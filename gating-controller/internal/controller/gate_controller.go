@@ -29,7 +29,7 @@ const (
 	// ControllerName is the field owner and event source of the gating-controller.
 	ControllerName = "gating-controller"
 
-	// ReconciliationSucceededReason is the reason of the Opened condition (seed 002).
+	// ReconciliationSucceededReason is the reason of the Opened condition (docs/gate.md).
 	ReconciliationSucceededReason = "ReconciliationSucceeded"
 
 	// GateOpenedReason and GateClosedReason are the event reasons of transitions.
@@ -48,7 +48,8 @@ type GateReconciler struct {
 	EventRecorder kuberecorder.EventRecorder
 	// Clock is the time source; tests drive it.
 	Clock clock.PassiveClock
-	// Metrics records the gotk_reconcile_condition gauges Flux's dashboards read; nil records none.
+	// Metrics records the gotk_reconcile_condition gauges (Ready, Reconciling, Stalled) Flux's
+	// dashboards read; nil records none.
 	Metrics *runtimectrl.Metrics
 }
 
@@ -65,15 +66,7 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	}
 	patcher := status.NewPatcher(gate, r.Client)
 	defer func() {
-		if retErr == nil {
-			gate.Status.ObservedGeneration = gate.Generation
-		}
-		if r.Metrics != nil {
-			r.Metrics.RecordReadiness(ctx, gate)
-		}
-		if err := patcher.Patch(ctx, gate, ControllerName); err != nil && retErr == nil {
-			retErr = err
-		}
+		retErr = status.Finalize(ctx, patcher, gate, &gate.Status.ObservedGeneration, retErr, r.Metrics, ControllerName)
 	}()
 	if v, ok := meta.ReconcileAnnotationValue(gate.GetAnnotations()); ok {
 		gate.Status.LastHandledReconcileAt = v

@@ -12,9 +12,9 @@ import (
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
-// Seed 002, story 1: a gate closed by default that an SRE opens for a window of 1h, then
-// closes ahead of its schedule.
-func TestGateStory1ApprovalWindow(t *testing.T) {
+// The example of docs/gate.md: a gate closed by default that an SRE opens for a window of 1h,
+// then closes ahead of its schedule.
+func TestGateApprovalWindow(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	setClock("2021-03-26T09:59:00Z")
@@ -46,8 +46,8 @@ func TestGateStory1ApprovalWindow(t *testing.T) {
 	g.Expect(st.History[2].Cause).To(Equal("default"))
 }
 
-// Story 1, second part: a maintenance gate opened by default, closed for 24h.
-func TestGateStory1MaintenanceWindow(t *testing.T) {
+// A maintenance gate opened by default, closed for 24h.
+func TestGateMaintenanceWindow(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	setClock("2021-03-26T09:00:00Z")
@@ -58,8 +58,8 @@ func TestGateStory1MaintenanceWindow(t *testing.T) {
 
 	setClock("2021-03-26T10:00:00Z")
 	annotate(t, gate, gatesapi.CloseRequestAnnotation, "2021-03-26T10:00:00Z")
-	// The seed's example says 11:00 in the message but 10:00 in resetToDefaultAt; the gate opens
-	// when the window ends, 24h after the request.
+	// The gate opens when the window ends, 24h after the request: resetToDefaultAt and the
+	// message agree.
 	g.Eventually(openedCondition(ns, "maintenance"), timeout).
 		Should(Equal("False|ReconciliationSucceeded|Gate scheduled for opening at 2021-03-27T10:00:00Z"))
 	st := getGate(g, ns, "maintenance").Status

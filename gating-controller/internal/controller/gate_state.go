@@ -136,8 +136,8 @@ func (in gateInputs) isResetRequest(state gatingv1.GateState) bool {
 		in.resetAt.Equal(*in.requestedAt)
 }
 
-// message follows the seeds: "Gate closed by default", "Gate scheduled for closing at T",
-// "Gate close requested".
+// message is the Opened condition's message documented in docs/gate.md: "Gate closed by
+// default", "Gate scheduled for closing at T", "Gate close requested".
 func (in gateInputs) message(d gateDecision) string {
 	verb, opposite, request := "closed", "opening", "close"
 	if d.opened() {

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -18,10 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/status"
+
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
-
-	"github.com/sluice-gitops/sluice/shared/status"
 )
 
 const (
@@ -45,13 +44,7 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	patcher := status.NewPatcher(gk, r.Client)
 	defer func() {
-		// A terminal error is a spec nobody can retry: it was observed all the same.
-		if retErr == nil || errors.Is(retErr, reconcile.TerminalError(nil)) {
-			gk.Status.ObservedGeneration = gk.Generation
-		}
-		if err := patcher.Patch(ctx, gk, ControllerName); err != nil && retErr == nil {
-			retErr = err
-		}
+		retErr = status.Finalize(ctx, patcher, gk, &gk.Status.ObservedGeneration, retErr, nil, ControllerName)
 	}()
 	if v, ok := meta.ReconcileAnnotationValue(gk.GetAnnotations()); ok {
 		gk.Status.LastHandledReconcileAt = v
@@ -59,14 +52,14 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 	keeper, err := schedule.Parse(gk.Spec)
 	if err != nil {
+		// A spec nobody can retry: Finalize marks the keeper Stalled with Ready's reason and
+		// message, and observes the generation all the same.
 		msg := fmt.Sprintf("invalid schedule, the gate is not affected by this GateKeeper: %s", err)
-		conditions.MarkStalled(gk, InvalidScheduleReason, "%s", msg)
 		conditions.MarkFalse(gk, meta.ReadyCondition, InvalidScheduleReason, "%s", msg)
 		gk.Status.Active, gk.Status.NextTransitionAt = "", nil
 		r.EventRecorder.Event(gk, corev1.EventTypeWarning, InvalidScheduleReason, msg)
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	conditions.Delete(gk, meta.StalledCondition)
 
 	now := r.Clock.Now()
 	gk.Status.Active = keeper.Holds(now)

@@ -47,10 +47,10 @@ func blocked(ns string, spec *gatesapi.Gates) func(g Gomega) string {
 	}
 }
 
-// Seed 004: change-freeze is closed by a GateKeeper during Black Friday and Christmas;
-// bypass-signoff is a static closed gate opened by hand to let a release through; a
-// GitRepository needs oneOf them.
-func TestSeed004ChangeFreezeAndBypassSignoff(t *testing.T) {
+// The change freeze of docs/gatekeeper.md and deploy/examples/gates.yaml: change-freeze is
+// closed by a GateKeeper during Black Friday and Christmas; bypass-signoff is a static closed
+// gate opened by hand to let a release through; a GitRepository needs oneOf them.
+func TestChangeFreezeAndBypassSignoff(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	closed := true
@@ -87,7 +87,7 @@ func TestSeed004ChangeFreezeAndBypassSignoff(t *testing.T) {
 	g.Eventually(openedCondition(ns, "bypass-signoff"), timeout).Should(Equal("True|ReconciliationSucceeded|Gate open requested"))
 	g.Eventually(eventsOf(ns, "bypass-signoff"), timeout).Should(ContainElement(
 		"Normal GateOpened: Gate open requested (request, requested by bob: Patching a CVE: Signed off by Bob the builder)"))
-	// The log line of seed 004.
+	// The log line of a transition, as docs/gate.md shows it.
 	g.Expect(logs.Lines()).To(ContainElement(And(
 		ContainSubstring(`"msg":"opening gate: 'Patching a CVE: Signed off by Bob the builder'"`),
 		ContainSubstring(`"closed":"false"`),
@@ -109,8 +109,8 @@ func TestSeed004ChangeFreezeAndBypassSignoff(t *testing.T) {
 	g.Expect(getGate(g, ns, "change-freeze").Status.History[0].Cause).To(Equal("gatekeeper/change-freeze-gatekeeper"))
 }
 
-// Seed 002, story 2: a source behind a closed change-freeze gate is blocked with the seed's message.
-func TestGateStory2ChangeFreezeBlocksSources(t *testing.T) {
+// A source behind a closed change-freeze gate is blocked with the message docs/gate.md shows.
+func TestChangeFreezeBlocksSources(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	setClock("2022-05-26T01:12:22Z")

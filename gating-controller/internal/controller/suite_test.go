@@ -125,8 +125,7 @@ func getGate(g Gomega, ns, name string) *gatingv1.Gate {
 }
 
 // openedCondition returns the gate's Opened condition as "status|reason|message", once the
-// status has caught up with the gate's annotations. (The status is written by two patches,
-// conditions first, so a reader can see new conditions with old fields for a moment.)
+// status has caught up with the gate's annotations and the condition with the history.
 func openedCondition(ns, name string) func(g Gomega) string {
 	return func(g Gomega) string {
 		gate := getGate(g, ns, name)

@@ -22,7 +22,7 @@ func TestKeeperUTC(t *testing.T) {
 		points []point
 	}{
 		{
-			name: "seed: Black Friday and Christmas freezes",
+			name: "change freeze: Black Friday and Christmas",
 			spec: specOf("", []string{"* * 20-30 11 *", "* * 15-31 12 *"}, []string{}),
 			points: []point{
 				{"2026-01-01T00:00:00Z", none, "2026-11-20T00:00:00Z"},

@@ -105,7 +105,7 @@ func Parse(spec v1alpha1.GateKeeperSpec) (*Keeper, error) {
 	}
 	// A keeper that lists one state only describes when its gate is in that state: the rest of
 	// the time it holds the gate in the other one ("change-freeze is only closed during the
-	// change freezes", seed 004).
+	// change freezes", docs/gatekeeper.md).
 	switch {
 	case len(k.closed) > 0 && len(k.opened) == 0:
 		k.outside = v1alpha1.ActiveOpened
