@@ -18,7 +18,7 @@ const (
 	ReconcileStrategyRevision = "Revision"
 )
 
-// Reasons of a HelmChart (seed 003).
+// Reasons of a HelmChart (docs/helmchart.md).
 const (
 	ChartPullSucceededReason    = "ChartPullSucceeded"
 	ChartPackageSucceededReason = "ChartPackageSucceeded"

@@ -1,5 +1,5 @@
-// Package v1beta2 serves HelmChart (the version seed 003 uses) and OCIRepository (the version
-// the ResourceSet examples use) as source.toolkit.fluxcd.io/v1beta2, with the same schema as v1
+// Package v1beta2 serves HelmChart (the version of Flux's HelmChart examples) and OCIRepository
+// (the version the ResourceSet examples use) as source.toolkit.fluxcd.io/v1beta2, with the same schema as v1
 // (the storage version); the API server converts between them.
 // +kubebuilder:object:generate=true
 // +groupName=source.toolkit.fluxcd.io

@@ -3,14 +3,12 @@ package controller
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/jitter"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
-
-	"github.com/sluice-gitops/sluice/shared/status"
 )
 
 // GitRepositoryReconciler fetches Git repositories and stores their content as artifacts.
@@ -23,38 +21,28 @@ type GitRepositoryReconciler struct {
 // +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 
-func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &sourcev1.GitRepository{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	patcher := status.NewPatcher(obj, r.Client)
-	defer func() { retErr = r.finalizeStatus(ctx, obj, patcher, &obj.Status.ObservedGeneration, retErr, nil) }()
+	return r.reconcile(ctx, req, obj, func() sourceKind {
+		return sourceKind{
+			kind: sourcev1.GitRepositoryKind, suspended: obj.Spec.Suspend, observedGeneration: &obj.Status.ObservedGeneration,
+			interval: jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration),
+			steps:    func(ctx context.Context) (time.Duration, error) { return 0, r.reconcileSteps(ctx, obj) },
+		}
+	})
+}
 
-	if done, err := r.preamble(ctx, obj, sourcev1.GitRepositoryKind, obj.Spec.Suspend); done {
-		return ctrl.Result{}, err
-	}
-	interval := jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration)
-
-	if err := r.reconcileStorage(ctx, obj); err != nil {
-		return ctrl.Result{}, err
-	}
-	if blocked, err := r.reconcileGates(ctx, obj); err != nil || blocked {
-		return ctrl.Result{RequeueAfter: interval}, err
-	}
+// reconcileSteps checks the reference out into a temporary directory and, when it is a new
+// revision, stores it as the artifact.
+func (r *GitRepositoryReconciler) reconcileSteps(ctx context.Context, obj *sourcev1.GitRepository) error {
 	tmp, err := os.MkdirTemp("", "gitrepository-*")
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	defer os.RemoveAll(tmp)
 	commit, changed, err := r.reconcileSource(ctx, obj, tmp)
-	if err != nil {
-		return ctrl.Result{}, err
+	if err != nil || !changed {
+		return err
 	}
-	if changed {
-		if err := r.reconcileArtifact(obj, commit, tmp); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	return ctrl.Result{RequeueAfter: interval}, nil
+	return r.reconcileArtifact(obj, commit, tmp)
 }

@@ -20,8 +20,8 @@ func setGate(t *testing.T, ns, name string, opened bool) {
 	gatestest.SetOpened(t, k8s, ns, name, opened)
 }
 
-// Seed 002 story 2: a closed change-freeze holds the source on its last artifact; opening it
-// releases the new revision within seconds, without waiting for the interval.
+// A closed change-freeze holds the source on its last artifact; opening it releases the new
+// revision within seconds, without waiting for the interval (docs/gitrepository.md, Gates).
 func TestGitRepositoryWaitsOnItsGates(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
@@ -39,7 +39,7 @@ func TestGitRepositoryWaitsOnItsGates(t *testing.T) {
 	g.Expect(condition(key, meta.ReadyCondition)(g)).To(Equal(
 		"False|GateClosed|Reconciliation is blocked as gate '" + ns + "/change-freeze' is closed."))
 	g.Expect(getRepo(g, key).Status.Artifact).To(BeNil())
-	// The log line of seed 004: the gates considered and their status.
+	// The log line of docs/gitrepository.md: the gates considered and their status.
 	g.Expect(logs.Lines()).To(ContainElement(And(
 		ContainSubstring(`"GitRepository":{"name":"gated","namespace":"`+ns+`"}`),
 		ContainSubstring(`"gates":{"require":"all","status":[{"closed":"true","gate":"change-freeze"}]}`),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -141,17 +140,13 @@ func (r *HelmChartReconciler) remoteReference(ctx context.Context, repo *sourcev
 	if err != nil {
 		return chart.RemoteReference{}, fmt.Errorf("chart URL '%s': %w", ref.URLs[0], err)
 	}
-	helmRepo := &HelmRepositoryReconciler{SourceReconciler: r.SourceReconciler}
-	httpClient, user, pass, err := helmRepo.httpClient(ctx, repo)
+	access, err := r.helmRepositoryAccess(ctx, repo)
 	if err != nil {
 		return chart.RemoteReference{}, err
 	}
-	remote := chart.RemoteReference{URL: u.String(), Digest: ref.Digest}
-	if t, ok := httpClient.Transport.(*http.Transport); ok {
-		remote.TLS = t.TLSClientConfig
-	}
+	remote := chart.RemoteReference{URL: u.String(), Digest: ref.Digest, TLS: access.Transport.TLSClientConfig}
 	if u.Host == base.Host || repo.Spec.PassCredentials {
-		remote.Username, remote.Password = user, pass
+		remote.Username, remote.Password = access.Username, access.Password
 	}
 	return remote, nil
 }

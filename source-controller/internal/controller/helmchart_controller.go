@@ -14,12 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
-	"github.com/sluice-gitops/sluice/shared/status"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
@@ -42,31 +40,25 @@ type HelmChartReconciler struct {
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmcharts,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmcharts/status;helmcharts/finalizers,verbs=get;update;patch
 
-func (r *HelmChartReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *HelmChartReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &sourcev1.HelmChart{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	patcher := status.NewPatcher(obj, r.Client)
-	defer func() {
-		retErr = r.finalizeStatus(ctx, obj, patcher, &obj.Status.ObservedGeneration, retErr, func() (string, string) {
-			return chartReadyMessage(obj)
-		})
-	}()
+	return r.reconcile(ctx, req, obj, func() sourceKind {
+		return sourceKind{
+			kind: sourcev1.HelmChartKind, suspended: obj.Spec.Suspend, observedGeneration: &obj.Status.ObservedGeneration,
+			interval: jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration),
+			ready:    func() (string, string) { return chartReadyMessage(obj) },
+			steps:    func(ctx context.Context) (time.Duration, error) { return r.reconcileSteps(ctx, obj) },
+		}
+	})
+}
 
-	if done, err := r.preamble(ctx, obj, sourcev1.HelmChartKind, obj.Spec.Suspend); done {
-		return ctrl.Result{}, err
-	}
-	interval := jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration)
-	if err := r.reconcileStorage(ctx, obj); err != nil {
-		return ctrl.Result{}, err
-	}
-	if blocked, err := r.reconcileGates(ctx, obj); err != nil || blocked {
-		return ctrl.Result{RequeueAfter: interval}, err
-	}
+// reconcileSteps builds the chart from its source, unless the stored chart is already the one
+// asked for, and stores it. A source that is missing or has no artifact yet is waited for: it is
+// looked at again after RequeueDependency.
+func (r *HelmChartReconciler) reconcileSteps(ctx context.Context, obj *sourcev1.HelmChart) (time.Duration, error) {
 	tmp, err := os.MkdirTemp("", "helmchart-*")
 	if err != nil {
-		return ctrl.Result{}, err
+		return 0, err
 	}
 	defer os.RemoveAll(tmp)
 
@@ -83,15 +75,13 @@ func (r *HelmChartReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	switch {
 	case err != nil:
-		return ctrl.Result{}, err
+		return 0, err
 	case waiting:
-		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
+		return r.RequeueDependency, nil
 	case res != nil:
-		if err := r.storeChart(obj, res); err != nil {
-			return ctrl.Result{}, err
-		}
+		return 0, r.storeChart(obj, res)
 	}
-	return ctrl.Result{RequeueAfter: interval}, nil
+	return 0, nil
 }
 
 // getSource reads the chart's source; waiting is true (with a condition saying why) when it
@@ -111,8 +101,8 @@ func (r *HelmChartReconciler) getSource(ctx context.Context, obj *sourcev1.HelmC
 		return false, nil // no artifact: charts are pulled from the registry
 	}
 	if src.GetArtifact() == nil {
-		conditions.MarkTrue(obj, sourcev1.FetchFailedCondition, sourcev1.SourceUnavailableReason,
-			"%s '%s' has no artifact yet", obj.Spec.SourceRef.Kind, key)
+		markFailure(obj, sourcev1.FetchFailedCondition, sourcev1.SourceUnavailableReason,
+			fmt.Sprintf("%s '%s' has no artifact yet", obj.Spec.SourceRef.Kind, key))
 		return true, nil
 	}
 	// The source is there: an earlier "source unavailable" no longer holds.
@@ -159,8 +149,8 @@ func (r *HelmChartReconciler) upToDate(ctx context.Context, obj *sourcev1.HelmCh
 	r.EventRecorder.Event(obj, corev1.EventTypeNormal, sourcev1.ArtifactUpToDateReason, msg)
 }
 
-// chartReadyMessage is Ready's reason and message of a stored chart (seed 003): pulled as is
-// from a repository, or packaged (from Git, or with values files).
+// chartReadyMessage is Ready's reason and message of a stored chart (docs/helmchart.md): pulled
+// as is from a repository, or packaged (from Git, or with values files).
 func chartReadyMessage(obj *sourcev1.HelmChart) (string, string) {
 	packaged := obj.Spec.SourceRef.Kind == sourcev1.GitRepositoryKind || len(obj.Status.ObservedValuesFiles) > 0
 	return chartReadyMessageFor(packaged, obj.Status.ObservedChartName, obj.Status.Artifact.Revision)

@@ -83,20 +83,19 @@ func (r *HelmChartReconciler) verifyChart(ctx context.Context, obj *sourcev1.Hel
 	if err != nil {
 		return r.notVerified(obj, fmt.Errorf("reference '%s@%s': %w", ref, digest, err))
 	}
-	helmRepo := &HelmRepositoryReconciler{SourceReconciler: r.SourceReconciler}
-	httpClient, user, pass, err := helmRepo.httpClient(ctx, repo)
+	access, err := r.helmRepositoryAccess(ctx, repo)
 	if err != nil {
 		return r.notVerified(obj, err)
 	}
-	opts := []remote.Option{remote.WithTransport(httpClient.Transport)}
-	if user != "" {
-		opts = append(opts, remote.WithAuth(&authn.Basic{Username: user, Password: pass}))
+	opts := []remote.Option{remote.WithTransport(access.Transport)}
+	if access.Username != "" {
+		opts = append(opts, remote.WithAuth(&authn.Basic{Username: access.Username, Password: access.Password}))
 	}
 	return r.verifySignature(ctx, obj, obj.Spec.Verify, d, opts)
 }
 
 // verifyUnsupported refuses spec.verify for charts that are not pulled from an OCI registry:
-// only OCI charts carry cosign signatures (seed 003).
+// only OCI charts carry cosign signatures (docs/helmchart.md).
 func (r *HelmChartReconciler) verifyUnsupported(obj *sourcev1.HelmChart, source string) error {
 	if obj.Spec.Verify == nil {
 		conditions.Delete(obj, sourcev1.SourceVerifiedCondition)
@@ -109,20 +108,19 @@ func (r *HelmChartReconciler) verifyUnsupported(obj *sourcev1.HelmChart, source 
 // registryClient is Helm's registry client with the repository's credentials, CA and
 // plain-HTTP setting, and a credentials file of its own (never the controller user's).
 func (r *HelmChartReconciler) registryClient(ctx context.Context, repo *sourcev1.HelmRepository, tmp string) (*helmregistry.Client, error) {
-	helmRepo := &HelmRepositoryReconciler{SourceReconciler: r.SourceReconciler}
-	httpClient, user, pass, err := helmRepo.httpClient(ctx, repo)
+	access, err := r.helmRepositoryAccess(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
 	opts := []helmregistry.ClientOption{
 		helmregistry.ClientOptCredentialsFile(filepath.Join(tmp, "registry.json")),
-		helmregistry.ClientOptHTTPClient(&http.Client{Transport: httpClient.Transport}),
+		helmregistry.ClientOptHTTPClient(&http.Client{Transport: access.Transport}),
 	}
 	if repo.Spec.Insecure {
 		opts = append(opts, helmregistry.ClientOptPlainHTTP())
 	}
-	if user != "" {
-		opts = append(opts, helmregistry.ClientOptBasicAuth(user, pass))
+	if access.Username != "" {
+		opts = append(opts, helmregistry.ClientOptBasicAuth(access.Username, access.Password))
 	}
 	return helmregistry.NewClient(opts...)
 }

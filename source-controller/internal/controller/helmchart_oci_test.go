@@ -12,7 +12,7 @@ import (
 )
 
 // A chart from an OCI HelmRepository behind basic auth: the newest tag in range is pulled with
-// Helm's registry client; a range matching no tag stalls with the seed's message.
+// Helm's registry client; a range matching no tag stalls with Flux's message.
 func TestHelmChartFromOCIRepository(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)

@@ -70,9 +70,9 @@ func setChartVersion(t *testing.T, key client.ObjectKey, version string) {
 	updateChart(t, key, func(c *sourcev1.HelmChart) { c.Spec.Version = version })
 }
 
-// Seed 003: the podinfo chart in range 5.* is pulled as is; 9.* matches nothing and stalls with
-// the seed's message while the last artifact stays; 6.* pulls 6.0.3.
-func TestHelmChartSeed003Walkthrough(t *testing.T) {
+// The walkthrough of docs/helmchart.md: the podinfo chart in range 5.* is pulled as is; 9.*
+// matches nothing and stalls with Flux's message while the last artifact stays; 6.* pulls 6.0.3.
+func TestHelmChartWalkthrough(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})

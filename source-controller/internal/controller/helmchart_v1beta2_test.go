@@ -14,16 +14,16 @@ import (
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 )
 
-// The seed's example is a source.toolkit.fluxcd.io/v1beta2 HelmChart: it applies verbatim and is
-// reconciled, and its status reads back in v1beta2.
-func TestHelmChartSeedExampleInV1beta2(t *testing.T) {
+// The example of docs/helmchart.md, written as a source.toolkit.fluxcd.io/v1beta2 HelmChart as
+// Flux users have it: it applies verbatim and is reconciled, and its status reads back in v1beta2.
+func TestHelmChartExampleInV1beta2(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
 	server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "5.2.1"})
 	createHelmRepo(t, ns, "podinfo", sourcev1.HelmRepositorySpec{URL: server.URL()})
 
-	seed := `
+	example := `
 apiVersion: source.toolkit.fluxcd.io/v1beta2
 kind: HelmChart
 metadata:
@@ -39,7 +39,7 @@ spec:
   version: '5.*'
 `
 	obj := &unstructured.Unstructured{}
-	g.Expect(yaml.Unmarshal([]byte(seed), &obj.Object)).To(Succeed())
+	g.Expect(yaml.Unmarshal([]byte(example), &obj.Object)).To(Succeed())
 	g.Expect(k8s.Create(context.Background(), obj)).To(Succeed())
 
 	g.Eventually(func(g Gomega) string {

@@ -8,11 +8,8 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
-
-	"github.com/sluice-gitops/sluice/shared/status"
 )
 
 // defaultHelmRepositoryInterval applies when spec.interval is unset.
@@ -29,39 +26,36 @@ type HelmRepositoryReconciler struct {
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmrepositories,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmrepositories/status;helmrepositories/finalizers,verbs=get;update;patch
 
-func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &sourcev1.HelmRepository{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	patcher := status.NewPatcher(obj, r.Client)
-	defer func() { retErr = r.finalizeStatus(ctx, obj, patcher, &obj.Status.ObservedGeneration, retErr, nil) }()
+	return r.reconcile(ctx, req, obj, func() sourceKind {
+		interval := obj.Spec.Interval.Duration
+		if interval == 0 {
+			interval = defaultHelmRepositoryInterval
+		}
+		interval = jitter.JitteredIntervalDuration(interval)
+		k := sourceKind{
+			kind: sourcev1.HelmRepositoryKind, suspended: obj.Spec.Suspend, observedGeneration: &obj.Status.ObservedGeneration,
+			interval: interval,
+			steps:    func(ctx context.Context) (time.Duration, error) { return 0, r.reconcileIndex(ctx, obj) },
+		}
+		if obj.Spec.Type == sourcev1.HelmRepositoryTypeOCI {
+			k.withoutArtifact = true
+			k.steps = func(context.Context) (time.Duration, error) { reconcileOCIType(obj); return 0, nil }
+		}
+		return k
+	})
+}
 
-	if done, err := r.preamble(ctx, obj, sourcev1.HelmRepositoryKind, obj.Spec.Suspend); done {
-		return ctrl.Result{}, err
+// reconcileOCIType is the whole reconcile of a HelmRepository of type oci: there is no index to
+// fetch, HelmCharts resolve and pull their chart from the registry. What an index fetch left
+// (an artifact, its conditions) no longer applies.
+func reconcileOCIType(obj *sourcev1.HelmRepository) {
+	obj.Status.Artifact, obj.Status.URL = nil, ""
+	for _, c := range []string{sourcev1.ArtifactInStorageCondition, sourcev1.ArtifactOutdatedCondition,
+		sourcev1.FetchFailedCondition, sourcev1.StorageOperationFailedCondition} {
+		conditions.Delete(obj, c)
 	}
-	if obj.Spec.Type == sourcev1.HelmRepositoryTypeOCI {
-		// No index to fetch: HelmCharts resolve and pull their chart from the registry.
-		obj.Status.Artifact, obj.Status.URL = nil, ""
-		conditions.Delete(obj, sourcev1.ArtifactInStorageCondition)
-		conditions.MarkTrue(obj, meta.ReadyCondition, meta.SucceededReason,
-			"Helm repository of type oci: charts are resolved from the registry by each HelmChart")
-		return ctrl.Result{}, nil
-	}
-	interval := obj.Spec.Interval.Duration
-	if interval == 0 {
-		interval = defaultHelmRepositoryInterval
-	}
-	interval = jitter.JitteredIntervalDuration(interval)
-
-	if err := r.reconcileStorage(ctx, obj); err != nil {
-		return ctrl.Result{}, err
-	}
-	if blocked, err := r.reconcileGates(ctx, obj); err != nil || blocked {
-		return ctrl.Result{RequeueAfter: interval}, err
-	}
-	if err := r.reconcileIndex(ctx, obj); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: interval}, nil
+	conditions.MarkTrue(obj, meta.ReadyCondition, meta.SucceededReason,
+		"Helm repository of type oci: charts are resolved from the registry by each HelmChart")
 }

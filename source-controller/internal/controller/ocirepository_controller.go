@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -18,11 +19,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
-	"github.com/sluice-gitops/sluice/shared/status"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
@@ -36,28 +35,15 @@ type OCIRepositoryReconciler struct {
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=ocirepositories,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=ocirepositories/status;ocirepositories/finalizers,verbs=get;update;patch
 
-func (r *OCIRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *OCIRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &sourcev1.OCIRepository{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	patcher := status.NewPatcher(obj, r.Client)
-	defer func() { retErr = r.finalizeStatus(ctx, obj, patcher, &obj.Status.ObservedGeneration, retErr, nil) }()
-
-	if done, err := r.preamble(ctx, obj, sourcev1.OCIRepositoryKind, obj.Spec.Suspend); done {
-		return ctrl.Result{}, err
-	}
-	interval := jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration)
-	if err := r.reconcileStorage(ctx, obj); err != nil {
-		return ctrl.Result{}, err
-	}
-	if blocked, err := r.reconcileGates(ctx, obj); err != nil || blocked {
-		return ctrl.Result{RequeueAfter: interval}, err
-	}
-	if err := r.reconcileArtifact(ctx, obj); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: interval}, nil
+	return r.reconcile(ctx, req, obj, func() sourceKind {
+		return sourceKind{
+			kind: sourcev1.OCIRepositoryKind, suspended: obj.Spec.Suspend, observedGeneration: &obj.Status.ObservedGeneration,
+			interval: jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration),
+			steps:    func(ctx context.Context) (time.Duration, error) { return 0, r.reconcileArtifact(ctx, obj) },
+		}
+	})
 }
 
 // reconcileArtifact resolves the reference to a manifest digest and, when it is not the

@@ -12,7 +12,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
 
-// The ResourceSet seed's examples create source.toolkit.fluxcd.io/v1beta2 OCIRepositories (with
+// The ResourceSet examples (resourceset-controller/docs/kubectl-resourceset.md) create source.toolkit.fluxcd.io/v1beta2 OCIRepositories (with
 // a semver ref and a layerSelector): such an object applies as written, is reconciled, and its
 // status reads back in v1beta2.
 func TestOCIRepositoryInV1beta2(t *testing.T) {

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -12,10 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kuberecorder "k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
@@ -49,6 +48,72 @@ type SourceReconciler struct {
 	Metrics *runtimectrl.Metrics
 }
 
+// sourceKind is what the reconcile of a source needs to know of one kind's object, once read.
+type sourceKind struct {
+	// kind names the object's artifacts in storage.
+	kind               string
+	suspended          bool
+	observedGeneration *int64
+	// interval is how soon a source that is up to date, or held by its gates, is reconciled again.
+	interval time.Duration
+	// ready is Ready's (and ArtifactInStorage's) reason and message once an artifact is stored:
+	// the kind's own wording, e.g. HelmChart's "pulled 'podinfo' chart with version '5.2.1'".
+	// nil: Succeeded, "stored artifact for revision '<revision>'".
+	ready func() (reason, message string)
+	// withoutArtifact: the object serves no artifact (a HelmRepository of type oci), so storage and
+	// gates do not apply and the steps set Ready themselves.
+	withoutArtifact bool
+	// steps fetch the source and store its artifact. A failing step records its condition and
+	// Ready (failed); a step that waits records why (markFailure), returns no error and says how
+	// soon to look again (requeueAfter; 0 is the interval).
+	steps func(ctx context.Context) (requeueAfter time.Duration, err error)
+}
+
+// reconcile is the reconcile of every source kind: read the object (describe tells the
+// rest), then deletion, finalizer and suspension (preamble), the stored artifact, the gates and
+// the kind's steps; it finishes through status.Finalize, which patches the status once.
+func (r *SourceReconciler) reconcile(ctx context.Context, req ctrl.Request, obj source,
+	describe func() sourceKind) (result ctrl.Result, retErr error) {
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	k := describe()
+	patcher := status.NewPatcher(obj, r.Client)
+	defer func() {
+		retErr = status.Finalize(ctx, patcher, obj, k.observedGeneration, retErr, r.Metrics, r.ControllerName)
+	}()
+
+	if done, err := r.preamble(ctx, obj, k.kind, k.suspended); done {
+		return ctrl.Result{}, err
+	}
+	if k.withoutArtifact {
+		_, err := k.steps(ctx)
+		return ctrl.Result{}, err
+	}
+	r.reconcileStorage(ctx, obj)
+	open, err := gates.Hold(ctx, r.Client, obj, obj.GetArtifact() == nil)
+	if err != nil {
+		return ctrl.Result{RequeueAfter: k.interval}, err
+	}
+	if !open {
+		// Nothing new is fetched: the stored artifact stays served, and Ready says so. Without
+		// one, Hold made Ready=False GateClosed.
+		if obj.GetArtifact() != nil {
+			markReady(obj, k.ready)
+		}
+		return ctrl.Result{RequeueAfter: k.interval}, nil
+	}
+	requeueAfter, err := k.steps(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	markReady(obj, k.ready)
+	if requeueAfter == 0 {
+		requeueAfter = k.interval
+	}
+	return ctrl.Result{RequeueAfter: requeueAfter}, nil
+}
+
 // preamble handles what comes before the steps: deletion (artifacts removed, then the
 // finalizer), the finalizer, the reconcile request echo and suspension. done means the
 // reconcile ends here.
@@ -67,73 +132,6 @@ func (r *SourceReconciler) preamble(ctx context.Context, obj source, kind string
 	return false, nil
 }
 
-// finalizeStatus summarises the conditions into Ready/Reconciling/Stalled and patches the
-// status once. ready, when set, gives the Ready reason and message of a success (the kind's own
-// wording, e.g. HelmChart's "pulled 'podinfo' chart with version '5.2.1'").
-func (r *SourceReconciler) finalizeStatus(ctx context.Context, obj source, patcher *status.Patcher,
-	observedGeneration *int64, err error, ready func() (string, string)) error {
-	if obj.GetDeletionTimestamp().IsZero() {
-		summarize(obj, err)
-		if c := conditions.Get(obj, meta.ReadyCondition); ready != nil && c != nil && c.Status == metav1.ConditionTrue {
-			reason, msg := ready()
-			conditions.MarkTrue(obj, meta.ReadyCondition, reason, "%s", msg)
-			conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, reason, "%s", msg)
-		}
-	}
-	if err == nil || errors.Is(err, reconcile.TerminalError(nil)) {
-		*observedGeneration = obj.GetGeneration()
-	}
-	if r.Metrics != nil {
-		r.Metrics.RecordReadiness(ctx, obj)
-		r.Metrics.RecordReconciling(ctx, obj)
-		r.Metrics.RecordStalled(ctx, obj)
-	}
-	if perr := patcher.Patch(ctx, obj, r.ControllerName); perr != nil {
-		if !obj.GetDeletionTimestamp().IsZero() && status.Gone(perr) {
-			return err // deleted while we finished: nothing left to patch
-		}
-		return errors.Join(err, perr)
-	}
-	return err
-}
-
-// summarize sets Ready from the step conditions: the failure of a step, else the gates holding
-// an object that has no artifact yet, else the stored artifact.
-func summarize(obj source, err error) {
-	for _, t := range []string{sourcev1.FetchFailedCondition, sourcev1.SourceVerifiedCondition, sourcev1.BuildFailedCondition, sourcev1.StorageOperationFailedCondition} {
-		// SourceVerified is the one step condition of positive polarity: False is the failure.
-		failing := metav1.ConditionTrue
-		if t == sourcev1.SourceVerifiedCondition {
-			failing = metav1.ConditionFalse
-		}
-		if c := conditions.Get(obj, t); c != nil && c.Status == failing {
-			conditions.MarkFalse(obj, meta.ReadyCondition, c.Reason, "%s", c.Message)
-			if errors.Is(err, reconcile.TerminalError(nil)) {
-				conditions.MarkStalled(obj, c.Reason, "%s", c.Message)
-				conditions.Delete(obj, meta.ReconcilingCondition)
-			} else {
-				conditions.MarkReconciling(obj, meta.ProgressingWithRetryReason, "%s", c.Message)
-			}
-			return
-		}
-	}
-	if err != nil {
-		conditions.MarkFalse(obj, meta.ReadyCondition, meta.FailedReason, "%s", userMessage(err))
-		conditions.MarkReconciling(obj, meta.ProgressingWithRetryReason, "%s", userMessage(err))
-		return
-	}
-	conditions.Delete(obj, meta.StalledCondition)
-	conditions.Delete(obj, meta.ReconcilingCondition)
-	if obj.GetArtifact() == nil {
-		if c := conditions.Get(obj, gatesapi.BlockedCondition); c != nil {
-			conditions.MarkFalse(obj, meta.ReadyCondition, gatesapi.GateClosedReason, "%s", c.Message)
-		}
-		return
-	}
-	conditions.MarkTrue(obj, meta.ReadyCondition, meta.SucceededReason,
-		"stored artifact for revision '%s'", obj.GetArtifact().Revision)
-}
-
 // reconcileDelete removes the stored artifacts and then the finalizer.
 func (r *SourceReconciler) reconcileDelete(ctx context.Context, obj source, kind string) error {
 	art := r.Storage.NewArtifactFor(kind, obj, "", "")
@@ -150,18 +148,18 @@ func (r *SourceReconciler) reconcileDelete(ctx context.Context, obj source, kind
 
 // reconcileStorage checks that the stored artifact is still on disk and intact (else it is
 // rebuilt), refreshes its URL and collects old artifacts.
-func (r *SourceReconciler) reconcileStorage(ctx context.Context, obj source) error {
+func (r *SourceReconciler) reconcileStorage(ctx context.Context, obj source) {
 	art := obj.GetArtifact()
 	if art == nil {
 		conditions.Delete(obj, sourcev1.ArtifactInStorageCondition)
-		return nil
+		return
 	}
 	if err := r.Storage.Verify(*art); err != nil {
 		msg := fmt.Sprintf("stored artifact of revision '%s' is missing or corrupt, rebuilding it: %s", art.Revision, err)
 		r.EventRecorder.Event(obj, corev1.EventTypeWarning, sourcev1.StatOperationFailedReason, msg)
 		obj.SetArtifact(nil)
 		conditions.Delete(obj, sourcev1.ArtifactInStorageCondition)
-		return nil
+		return
 	}
 	r.Storage.SetArtifactURL(art)
 	if deleted, err := r.Storage.GarbageCollect(ctx, *art, 30*time.Second); err != nil {
@@ -172,25 +170,6 @@ func (r *SourceReconciler) reconcileStorage(ctx context.Context, obj source) err
 	}
 	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, meta.SucceededReason,
 		"stored artifact for revision '%s'", art.Revision)
-	return nil
-}
-
-// reconcileGates keeps the last artifact while the gates are closed: nothing new is fetched.
-func (r *SourceReconciler) reconcileGates(ctx context.Context, obj source) (bool, error) {
-	spec := obj.GetGates()
-	res, err := gates.Evaluate(ctx, r.Client, obj.GetNamespace(), spec)
-	if err != nil {
-		return false, err
-	}
-	if spec != nil && len(spec.Refs) > 0 {
-		log.FromContext(ctx).Info("evaluated gates", "gates", res.LogValue())
-	}
-	if res.Open {
-		conditions.Delete(obj, gatesapi.BlockedCondition)
-		return false, nil
-	}
-	conditions.MarkTrue(obj, gatesapi.BlockedCondition, gatesapi.GateClosedReason, "%s", res.Message())
-	return true, nil
 }
 
 // storeArtifact makes art the served artifact, with the stable link linkName pointing at it;
@@ -218,20 +197,70 @@ func (r *SourceReconciler) storageFailed(obj source, reason string, err error) e
 	return r.failed(obj, sourcev1.StorageOperationFailedCondition, reason, err)
 }
 
-// failed records a step's failure as a condition and a Warning event, and returns err.
+// failed records a step's failure (its condition and Ready, markFailure) with a Warning event,
+// and returns err.
 func (r *SourceReconciler) failed(obj source, condition, reason string, err error) error {
-	msg := userMessage(err)
-	conditions.MarkTrue(obj, condition, reason, "%s", msg)
+	msg := status.UserMessage(err)
+	markFailure(obj, condition, reason, msg)
 	r.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, msg)
 	return err
 }
 
-// userMessage is an error's text without controller-runtime's "terminal error: " prefix.
-func userMessage(err error) string {
-	if errors.Is(err, reconcile.TerminalError(nil)) {
-		if inner := errors.Unwrap(err); inner != nil {
-			return inner.Error()
+// stepConditions are the conditions by which steps say they failed, with their failing status
+// (SourceVerified is the one of positive polarity), in the order Ready reports them when several
+// fail at once.
+var stepConditions = []struct {
+	condition string
+	failing   metav1.ConditionStatus
+}{
+	{sourcev1.FetchFailedCondition, metav1.ConditionTrue},
+	{sourcev1.SourceVerifiedCondition, metav1.ConditionFalse},
+	{sourcev1.BuildFailedCondition, metav1.ConditionTrue},
+	{sourcev1.StorageOperationFailedCondition, metav1.ConditionTrue},
+}
+
+// failingStep is the first failing step condition in that order, nil when none fails.
+func failingStep(obj source) *metav1.Condition {
+	for _, s := range stepConditions {
+		if c := conditions.Get(obj, s.condition); c != nil && c.Status == s.failing {
+			return c
 		}
 	}
-	return err.Error()
+	return nil
+}
+
+// markFailure sets a step condition (one of stepConditions) to its failing status, and Ready to
+// False with the reason and message of the first failing step condition: this one, unless one
+// before it fails too.
+func markFailure(obj source, condition, reason, msg string) {
+	for _, s := range stepConditions {
+		if s.condition == condition {
+			conditions.Set(obj, &metav1.Condition{Type: condition, Status: s.failing, Reason: reason, Message: msg})
+		}
+	}
+	if c := failingStep(obj); c != nil {
+		reason, msg = c.Reason, c.Message
+	}
+	conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
+}
+
+// markReady sets Ready at the end of steps that returned no error: False while a step condition
+// still fails (a source the chart waits for), else True with the kind's wording (ready, see
+// sourceKind) for the stored artifact, which ArtifactInStorage repeats. Without an artifact
+// Ready stays as the steps left it.
+func markReady(obj source, ready func() (string, string)) {
+	if c := failingStep(obj); c != nil {
+		conditions.MarkFalse(obj, meta.ReadyCondition, c.Reason, "%s", c.Message)
+		return
+	}
+	art := obj.GetArtifact()
+	if art == nil {
+		return
+	}
+	reason, msg := meta.SucceededReason, fmt.Sprintf("stored artifact for revision '%s'", art.Revision)
+	if ready != nil {
+		reason, msg = ready()
+	}
+	conditions.MarkTrue(obj, meta.ReadyCondition, reason, "%s", msg)
+	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, reason, "%s", msg)
 }

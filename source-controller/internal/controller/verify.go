@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/status"
+
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/oci"
 )
@@ -55,10 +57,11 @@ func (r *SourceReconciler) verifySignature(ctx context.Context, obj source, v *s
 	return nil
 }
 
-// notVerified records SourceVerified=False with the provider in the message, as Flux does.
+// notVerified records SourceVerified=False (and Ready) with the provider in the message, as Flux
+// does.
 func (r *SourceReconciler) notVerified(obj source, err error) error {
-	msg := fmt.Sprintf("failed to verify the signature using provider 'cosign': %s", userMessage(err))
-	conditions.MarkFalse(obj, sourcev1.SourceVerifiedCondition, sourcev1.VerificationErrorReason, "%s", msg)
+	msg := fmt.Sprintf("failed to verify the signature using provider 'cosign': %s", status.UserMessage(err))
+	markFailure(obj, sourcev1.SourceVerifiedCondition, sourcev1.VerificationErrorReason, msg)
 	r.EventRecorder.Event(obj, corev1.EventTypeWarning, sourcev1.VerificationErrorReason, msg)
 	return err
 }

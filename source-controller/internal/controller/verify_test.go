@@ -53,7 +53,7 @@ func digestRef(t *testing.T, reg *testserver.Registry, repo, digest string) name
 	return d
 }
 
-// Seed 003's verify with public keys: a chart signed by a trusted key is pulled and
+// spec.verify with cosign public keys (docs/helmchart.md): a chart signed by a trusted key is pulled and
 // SourceVerified=True; a newer chart that is unsigned, or signed by a key not in the Secret, is
 // refused (SourceVerified=False) and the verified chart stays the artifact.
 func TestHelmChartCosignVerification(t *testing.T) {

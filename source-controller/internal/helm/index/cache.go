@@ -8,7 +8,7 @@ import (
 )
 
 // Cache keeps opened indexes in memory, so resolving a chart costs one read of its section
-// instead of reading the index's header and table again (seed 003's --helm-cache-* flags).
+// instead of reading the index's header and table again (the --helm-cache-* flags of docs/helmchart.md).
 // Unlike Flux's cache, a full cache evicts the least recently used index instead of refusing
 // new ones: a busy controller keeps the indexes it uses most.
 type Cache struct {

@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+)
+
+// secretData reads the data of a Secret of the object's namespace (credentials, keys, CAs).
+func (r *SourceReconciler) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
+	secret := &corev1.Secret{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, secret); err != nil {
+		return nil, fmt.Errorf("failed to get secret '%s/%s': %w", namespace, name, err)
+	}
+	return secret.Data, nil
+}
+
+// tlsConfig reads `ca.crt`, and `tls.crt` with `tls.key`, from a Secret's data.
+func tlsConfig(data map[string][]byte) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca := data["ca.crt"]; len(ca) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(ca) {
+			return nil, errors.New("'ca.crt' holds no PEM certificate")
+		}
+		cfg.RootCAs = pool
+	}
+	crt, key := data["tls.crt"], data["tls.key"]
+	if len(crt) > 0 || len(key) > 0 {
+		pair, err := tls.X509KeyPair(crt, key)
+		if err != nil {
+			return nil, fmt.Errorf("'tls.crt' and 'tls.key' are not a key pair: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// helmAccess is how the controller reaches a HelmRepository: its index, the charts it lists
+// and, for type oci, its registry.
+type helmAccess struct {
+	// Transport has the TLS settings of spec.certSecretRef (nil TLSClientConfig without it)
+	// and the proxy of the environment (HTTPS_PROXY, NO_PROXY).
+	Transport *http.Transport
+	// Username and Password are the basic credentials of spec.secretRef.
+	Username, Password string
+}
+
+// Client is an HTTP client over the transport, for the index download.
+func (a helmAccess) Client() *http.Client {
+	return &http.Client{Transport: a.Transport, Timeout: 5 * time.Minute}
+}
+
+// helmRepositoryAccess reads the credentials (spec.secretRef) and TLS settings
+// (spec.certSecretRef) of a HelmRepository: the HelmRepository reconciler fetches its index
+// with them, the HelmChart reconciler its charts.
+func (r *SourceReconciler) helmRepositoryAccess(ctx context.Context, repo *sourcev1.HelmRepository) (helmAccess, error) {
+	var a helmAccess
+	if ref := repo.Spec.SecretRef; ref != nil {
+		data, err := r.secretData(ctx, repo.Namespace, ref.Name)
+		if err != nil {
+			return helmAccess{}, err
+		}
+		a.Username, a.Password = string(data["username"]), string(data["password"])
+		if a.Username == "" || a.Password == "" {
+			return helmAccess{}, fmt.Errorf("secret '%s/%s' needs both 'username' and 'password'", repo.Namespace, ref.Name)
+		}
+	}
+	a.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	if ref := repo.Spec.CertSecretRef; ref != nil {
+		data, err := r.secretData(ctx, repo.Namespace, ref.Name)
+		if err != nil {
+			return helmAccess{}, err
+		}
+		cfg, err := tlsConfig(data)
+		if err != nil {
+			return helmAccess{}, fmt.Errorf("secret '%s/%s': %w", repo.Namespace, ref.Name, err)
+		}
+		a.Transport.TLSClientConfig = cfg
+	}
+	return a, nil
+}
