@@ -38,7 +38,7 @@ func main() {
 		buildOpts        build.Options
 		applyConcurrency int
 		runnerSocket     string
-		localRunnerUser  int
+		localRunnerUsers string
 	)
 	opts.BindFlags(pflag.CommandLine, true)
 	pflag.StringVar(&buildOpts.StoragePath, "storage-path", "/data", "The directory of the source checkouts.")
@@ -51,8 +51,9 @@ func main() {
 	pflag.IntVar(&applyConcurrency, "apply-concurrency", 10, "The number of objects of one ManifestGeneration dry-run and applied at once.")
 	pflag.StringVar(&runnerSocket, "runner-socket", "",
 		"The Unix socket of the runner that runs generator and updater commands (the runner container of the Pod). "+
-			"When empty, a local runner process is started: as --local-runner-user when the controller is root, else as the controller's own user, which is for development only.")
-	pflag.IntVar(&localRunnerUser, "local-runner-user", runner.DefaultLocalUser, "The uid (and gid) of the local runner, when the controller is root and --runner-socket is empty.")
+			"When empty, a local runner process is started: its sessions run as --local-runner-users when the controller is root, else as the controller's own user, which is for development only.")
+	pflag.StringVar(&localRunnerUsers, "local-runner-users", runner.DefaultLocalUsers.String(),
+		"The user ids, FIRST-LAST, of the local runner's sessions (one each) when the controller is root and --runner-socket is empty.")
 	pflag.IntVar(&buildOpts.Limits.MaxGenerators, "max-generators", fluxyaml.DefaultMaxGenerators, "The number of generators a .flux.yaml may list; 0 is no limit.")
 	pflag.Int64Var(&buildOpts.Limits.MaxOutput, "max-generation-output-size", fluxyaml.DefaultMaxGenerationOutput,
 		"The total standard output, in bytes, of the generators of one ManifestGeneration; 0 is no limit.")
@@ -72,7 +73,9 @@ func main() {
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), generatorv1.Finalizer)
 	runnerClient := &runner.Client{Socket: runnerSocket}
 	if runnerSocket == "" {
-		local, err := runner.StartLocal(runner.LocalOptions{UID: localRunnerUser, GID: localRunnerUser})
+		users, err := runner.ParseUsers(localRunnerUsers)
+		bootstrap.Exit(err, "--local-runner-users")
+		local, err := runner.StartLocal(runner.LocalOptions{Users: users})
 		bootstrap.Exit(err, "starting the local runner")
 		defer local.Stop()
 		runnerClient = &local.Client

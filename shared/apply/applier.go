@@ -154,8 +154,9 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 	}
 
 	if req.Wait && len(cs.Entries) > 0 {
+		// The request's timeout, or what is left of ctx when that is sooner.
 		waitOpts := ssa.WaitOptions{Interval: 2 * time.Second, Timeout: req.Timeout, FailFast: true}
-		if deadline, ok := ctx.Deadline(); ok {
+		if deadline, ok := ctx.Deadline(); ok && (waitOpts.Timeout <= 0 || time.Until(deadline) < waitOpts.Timeout) {
 			waitOpts.Timeout = time.Until(deadline)
 		}
 		if err := rm.WaitForSetWithContext(ctx, cs.ToObjMetadataSet(), waitOpts); err != nil {

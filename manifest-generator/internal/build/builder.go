@@ -7,29 +7,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/lru"
+
+	"github.com/sluice-gitops/sluice/shared/artifact"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/patch"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
-	"github.com/sluice-gitops/sluice/shared/artifact"
 )
 
 // DefaultMaxCheckouts is the number of checkouts kept on disk when Options.MaxCheckouts is 0.
 const DefaultMaxCheckouts = 16
-
-// Artifact is the status.artifact of the source to build from.
-type Artifact struct {
-	// URL the artifact is downloaded from.
-	URL string
-	// Digest of the archive, `<algorithm>:<hex>`; the checkout and the cache are keyed by it.
-	Digest string
-	// Revision is only used in messages.
-	Revision string
-}
 
 // Options configure a Builder; they are the controller's flags.
 type Options struct {
@@ -127,7 +119,8 @@ func (b *Builder) Timeout(spec generatorv1.ManifestGenerationSpec) time.Duration
 	return b.opts.DefaultTimeout
 }
 
-// Build returns the objects that spec's target path of art holds.
+// Build returns the objects that spec's target path of art (the source's status.artifact, as
+// artifact.FromObject reads it) holds. Its URL, Digest and Revision are used.
 //
 // A result is cached by artifact digest, target path, spec.env and the command timeout: every
 // file the generators can read is part of the artifact, so the digest stands for the .flux.yaml
@@ -141,7 +134,7 @@ func (b *Builder) Timeout(spec generatorv1.ManifestGenerationSpec) time.Duration
 // An empty result is refused with ErrEmpty when spec.prune is on and spec.allowEmpty is off.
 // IsTerminal tells the errors only a new revision fixes from those to retry; a failing command
 // is a *fluxyaml.CommandError.
-func (b *Builder) Build(ctx context.Context, art Artifact, spec generatorv1.ManifestGenerationSpec) (*Result, error) {
+func (b *Builder) Build(ctx context.Context, art meta.Artifact, spec generatorv1.ManifestGenerationSpec) (*Result, error) {
 	d, err := artifact.ParseDigest(art.Digest)
 	if err != nil {
 		return nil, fmt.Errorf("artifact of revision '%s': %w", art.Revision, err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,7 +54,7 @@ func TestBuildCacheMisses(t *testing.T) {
 	r1 := srv.publish(t, "r1", dir)
 	counter := proctest.SharedDir(t)
 	b := newBuilder(t, Options{})
-	build := func(art Artifact, f specFields) bool {
+	build := func(art meta.Artifact, f specFields) bool {
 		t.Helper()
 		s := specOf("staging", "COUNTER_DIR", counter)
 		if f.path != "" {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fluxcd/pkg/apis/meta"
+
 	"github.com/sluice-gitops/sluice/shared/artifact"
 )
 
@@ -71,7 +73,7 @@ func newCheckouts(dir string, fetcher *artifact.Fetcher, max int) (*checkouts, e
 
 // acquire returns the checkout of art, named by the hex of its digest, fetching it unless it is
 // there or being fetched. The caller must release it.
-func (s *checkouts) acquire(ctx context.Context, art Artifact, name string) (*checkout, error) {
+func (s *checkouts) acquire(ctx context.Context, art meta.Artifact, name string) (*checkout, error) {
 	for {
 		c, fetcher := s.enter(name)
 		if fetcher {
@@ -170,7 +172,7 @@ func (s *checkouts) evictLocked() []string {
 
 // fetch downloads, verifies and extracts art into dir (artifact.Fetcher stages the extraction
 // beside dir and renames it into place), then makes the tree read-only.
-func (s *checkouts) fetch(ctx context.Context, art Artifact, dir string) error {
+func (s *checkouts) fetch(ctx context.Context, art meta.Artifact, dir string) error {
 	// A directory of this name is no checkout we know: a deletion that failed. Fetch needs the
 	// name free.
 	if err := removeTree(dir); err != nil {

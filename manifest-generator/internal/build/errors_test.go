@@ -39,7 +39,7 @@ func TestBuildFailingGenerator(t *testing.T) {
 commandUpdated:
   generators:
     - command: |
-        echo run >> "$COUNTER_DIR/runs"; echo "chart not found: mychart" >&2; exit 3
+        mktemp "$COUNTER_DIR/run.XXXXXX" >/dev/null; echo "chart not found: mychart" >&2; exit 3
 `,
 	}))
 	counter := proctest.SharedDir(t)

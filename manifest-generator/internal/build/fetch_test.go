@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
@@ -118,13 +119,13 @@ func TestBuildCheckoutGarbageCollection(t *testing.T) {
 	b := newBuilder(t, Options{StoragePath: storage, MaxCheckouts: 2, CacheSize: -1})
 	dir := writeTree(t, map[string]string{"apps/service.yaml": serviceYAML})
 
-	var arts []Artifact
+	var arts []meta.Artifact
 	for _, rev := range []string{"r1", "r2", "r3"} {
 		writeTreeInto(t, dir, map[string]string{"apps/revision.txt": rev})
 		arts = append(arts, srv.publish(t, rev, dir))
 	}
-	hex := func(a Artifact) string { return strings.TrimPrefix(a.Digest, "sha256:") }
-	build := func(a Artifact) {
+	hex := func(a meta.Artifact) string { return strings.TrimPrefix(a.Digest, "sha256:") }
+	build := func(a meta.Artifact) {
 		t.Helper()
 		_, err := b.Build(context.Background(), a, specOf("apps"))
 		g.Expect(err).NotTo(HaveOccurred())
@@ -196,7 +197,7 @@ func TestBuildWaiterOutlivesCancelledFetch(t *testing.T) {
 		_, _ = w.Write(data)
 	}))
 	t.Cleanup(srv.Close)
-	art := Artifact{URL: srv.URL + "/gitrepository/flux-system/repo/r1.tar.gz", Digest: sha256Digest(data), Revision: "r1"}
+	art := meta.Artifact{URL: srv.URL + "/gitrepository/flux-system/repo/r1.tar.gz", Digest: sha256Digest(data), Revision: "r1"}
 	b := newBuilder(t, Options{})
 
 	ctxA, cancelA := context.WithCancel(context.Background())

@@ -17,11 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/shared/artifact"
+
+	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctest"
 )
 
 // writeTree writes files (path relative to a new directory → content) and returns the directory.
@@ -118,21 +121,21 @@ func serveArtifacts(t testing.TB) *artifactServer {
 }
 
 // publish archives dir as revision rev of a GitRepository and returns its status.artifact.
-func (s *artifactServer) publish(t testing.TB, rev, dir string) Artifact {
+func (s *artifactServer) publish(t testing.TB, rev, dir string) meta.Artifact {
 	t.Helper()
 	return s.publishBytes(rev, tarGz(t, dir))
 }
 
-func (s *artifactServer) publishBytes(rev string, data []byte) Artifact {
+func (s *artifactServer) publishBytes(rev string, data []byte) meta.Artifact {
 	path := "/gitrepository/flux-system/repo/" + rev + ".tar.gz"
 	s.mu.Lock()
 	s.files[path] = data
 	s.mu.Unlock()
-	return Artifact{URL: s.URL + path, Digest: sha256Digest(data), Revision: "main@sha1:" + rev}
+	return meta.Artifact{URL: s.URL + path, Digest: sha256Digest(data), Revision: "main@sha1:" + rev}
 }
 
 // requests is the number of requests for the artifact.
-func (s *artifactServer) requests(art Artifact) int {
+func (s *artifactServer) requests(art meta.Artifact) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hits[strings.TrimPrefix(art.URL, s.URL)]
@@ -214,18 +217,8 @@ func names(objs []*unstructured.Unstructured) []string {
 	return out
 }
 
-// runs counts the lines a counting generator appended to $COUNTER_DIR/runs.
-func runs(t testing.TB, counterDir string) int {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(counterDir, "runs"))
-	if os.IsNotExist(err) {
-		return 0
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(string(data), "\n")
-}
+// runs counts the runs of a counting generator.
+func runs(t testing.TB, counterDir string) int { return proctest.Runs(t, counterDir) }
 
 // checkoutNames lists the directories under the storage path.
 func checkoutNames(t testing.TB, storage string) []string {
@@ -274,7 +267,7 @@ spec:
 const countingKustomize = `version: 1
 commandUpdated:
   generators:
-    - command: echo run >> "$COUNTER_DIR/runs" && kustomize build .
+    - command: mktemp "$COUNTER_DIR/run.XXXXXX" >/dev/null && kustomize build .
 `
 
 // stagingLayout is the seed's layout: .flux.yaml at the root, one overlay per environment.

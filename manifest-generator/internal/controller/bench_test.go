@@ -2,8 +2,6 @@ package controller
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +26,7 @@ func BenchmarkManifestGeneration500(b *testing.B) {
 		fmt.Fprintf(&docs, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%03d\ndata:\n  index: \"%d\"\n", i, i)
 	}
 	files := map[string]string{
-		".flux.yaml":                 "version: 1\ncommandUpdated:\n  generators:\n    - command: echo run >> $COUNTER_DIR/runs && kustomize build .\n",
+		".flux.yaml":                 "version: 1\ncommandUpdated:\n  generators:\n    - command: mktemp $COUNTER_DIR/run.XXXXXX >/dev/null && kustomize build .\n",
 		"staging/kustomization.yaml": "resources: [configmaps.yaml]\ncommonLabels:\n  env: staging\n",
 		"staging/configmaps.yaml":    docs.String(),
 	}
@@ -38,10 +36,7 @@ func BenchmarkManifestGeneration500(b *testing.B) {
 		b.StopTimer()
 		ns := newNamespace(b)
 		counter := proctest.SharedDir(b)
-		runs := func() int {
-			data, _ := os.ReadFile(filepath.Join(counter, "runs"))
-			return strings.Count(string(data), "run")
-		}
+		runs := func() int { return proctest.Runs(b, counter) }
 		publish(b, ns, "repo", "main@sha1:bench", files)
 		b.StartTimer()
 

@@ -4,16 +4,15 @@ import (
 	"context"
 
 	"github.com/fluxcd/pkg/runtime/predicates"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/gates"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
@@ -41,7 +40,7 @@ func (r *ManifestGenerationReconciler) SetupWithManager(ctx context.Context, mgr
 		WithOptions(opts)
 	for _, kind := range []string{generatorv1.GitRepositoryKind, generatorv1.OCIRepositoryKind} {
 		b = b.Watches(newSource(kind), handler.EnqueueRequestsFromMapFunc(r.generationsOf(kind)),
-			builder.WithPredicates(artifactRevisionChanged()))
+			builder.WithPredicates(artifact.RevisionChanged()))
 	}
 	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &generatorv1.ManifestGenerationList{} }).Complete(r)
 }
@@ -58,21 +57,5 @@ func (r *ManifestGenerationReconciler) generationsOf(kind string) handler.MapFun
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&g)})
 		}
 		return reqs
-	}
-}
-
-// artifactRevisionChanged passes source updates with a new artifact revision.
-func artifactRevisionChanged() predicate.Predicate {
-	revision := func(o client.Object) string {
-		u, ok := o.(*unstructured.Unstructured)
-		if !ok {
-			return ""
-		}
-		rev, _, _ := unstructured.NestedString(u.Object, "status", "artifact", "revision")
-		return rev
-	}
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool { return revision(e.ObjectOld) != revision(e.ObjectNew) },
-		CreateFunc: func(e event.CreateEvent) bool { return revision(e.Object) != "" },
 	}
 }

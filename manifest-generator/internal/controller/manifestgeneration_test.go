@@ -2,9 +2,6 @@ package controller
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -114,7 +111,7 @@ func TestManifestGenerationKustomizeGenerator(t *testing.T) {
 	ns := newNamespace(t)
 	counter := proctest.SharedDir(t)
 	publish(t, ns, "repo", "main@sha1:3333", map[string]string{
-		".flux.yaml":                 "version: 1\ncommandUpdated:\n  generators:\n    - command: echo run >> $COUNTER_DIR/runs && kustomize build .\n",
+		".flux.yaml":                 "version: 1\ncommandUpdated:\n  generators:\n    - command: mktemp $COUNTER_DIR/run.XXXXXX >/dev/null && kustomize build .\n",
 		"staging/kustomization.yaml": "resources: [app.yaml]\nnamePrefix: staging-\n",
 		"staging/app.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  env: staging\n",
 	})
@@ -122,10 +119,7 @@ func TestManifestGenerationKustomizeGenerator(t *testing.T) {
 	g.Eventually(readyCondition(key), timeout).Should(Equal("True|ReconciliationSucceeded|Applied revision: main@sha1:3333"))
 	g.Expect(configMap(g, ns, "staging-app")).To(HaveKeyWithValue("env", "staging"))
 	g.Expect(getGeneration(g, key).Status.ConfigFile).To(Equal(".flux.yaml"))
-	runs := func() int {
-		b, _ := os.ReadFile(filepath.Join(counter, "runs"))
-		return strings.Count(string(b), "run")
-	}
+	runs := func() int { return proctest.Runs(t, counter) }
 	g.Expect(runs()).To(Equal(1))
 
 	// Drift, then a reconcile request: corrected from the cache, no generator run.

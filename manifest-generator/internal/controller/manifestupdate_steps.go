@@ -10,16 +10,15 @@ import (
 	"text/template"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/fluxcd/pkg/apis/meta"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/fluxcd/pkg/apis/meta"
-
 	"github.com/sluice-gitops/sluice/shared/gitauth"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
@@ -166,18 +165,11 @@ func (r *ManifestUpdateReconciler) pushOptions(ctx context.Context, obj *generat
 
 // secretData reads a Secret uncached.
 func (r *ManifestUpdateReconciler) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
-	secret := &corev1.Secret{}
 	reader := r.APIReader
 	if reader == nil {
 		reader = r.Client
 	}
-	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("Secret '%s/%s' not found", namespace, name)
-		}
-		return nil, fmt.Errorf("failed to get Secret '%s/%s': %w", namespace, name, err)
-	}
-	return secret.Data, nil
+	return secrets.Data(ctx, reader, namespace, name)
 }
 
 // commitMessage executes spec.git.messageTemplate (or the default) over the object.

@@ -2,6 +2,7 @@ package proctest
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -19,4 +20,22 @@ func SharedDir(t testing.TB) string {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
+}
+
+// Runs counts the runs a command recorded in dir (a SharedDir) with
+// `mktemp "$COUNTER_DIR/run.XXXXXX"`: one file per run, since the sessions of the runner run as
+// different users, and one could not append to a file another one created.
+func Runs(t testing.TB, dir string) int {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), "run.") {
+			n++
+		}
+	}
+	return n
 }

@@ -10,18 +10,21 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctree"
 )
 
-// DefaultLocalUser is the user a local runner started by root runs as: the user of the
-// Sluice images, so that commands never run as root on a developer's machine or in CI.
-const DefaultLocalUser = 65532
+// DefaultLocalUsers are the users the sessions of a local runner started by root run as, one
+// per session, so that commands never run as root on a developer's machine or in CI and never
+// see each other.
+var DefaultLocalUsers = Users{First: 65600, Last: 65699}
 
 // LocalOptions configure StartLocal.
 type LocalOptions struct {
-	// UID and GID the runner runs as when the caller is root (DefaultLocalUser when zero). A
-	// caller that is not root cannot change users: the runner then runs as the caller, with a
-	// clean environment but without the isolation a second user gives.
-	UID, GID int
+	// Users of the sessions when the caller is root (DefaultLocalUsers when zero). A caller that
+	// is not root cannot change users: the runner and its sessions then run as the caller, with
+	// a clean environment and private trees, but without the isolation other users give.
+	Users Users
 	// Stderr receives the runner's log (os.Stderr when nil).
 	Stderr *os.File
 }
@@ -35,31 +38,38 @@ type Local struct {
 }
 
 // StartLocal starts a runner as a child process of this one (the same binary, which must
-// dispatch the `runner` subcommand with IsInvocation/Main): with an empty environment, as
-// another user when this process is root, and killed when this process dies. Its socket and work
-// directory are in a new temporary directory that only the runner's user can enter.
+// dispatch the `runner` subcommand with IsInvocation/Main): with an empty environment, each
+// session as a user of its own when this process is root, and stopped when this process dies.
+// Its socket and work directory are in a new temporary directory that only this process's user
+// can enter (sessions reach their own directories below it).
 func StartLocal(opts LocalOptions) (*Local, error) {
 	dir, err := os.MkdirTemp("", "sluice-runner-")
 	if err != nil {
 		return nil, err
 	}
-	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	// SIGTERM when this process dies: the runner then kills everything its sessions started.
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	// The socket in a directory only this process's user enters; the sessions' users pass
+	// through dir to the work directory.
+	control := filepath.Join(dir, "control")
+	if err := os.Mkdir(control, 0o700); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	socket := filepath.Join(control, "runner.sock")
+	args := []string{"runner", "--socket", socket, "--workdir", filepath.Join(dir, "work")}
 	if os.Geteuid() == 0 {
-		uid, gid := opts.UID, opts.GID
-		if uid == 0 {
-			uid = DefaultLocalUser
-		}
-		if gid == 0 {
-			gid = uid
-		}
-		if err := os.Chown(dir, uid, gid); err != nil {
+		if err := os.Chmod(dir, 0o711); err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, err
 		}
-		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		users := opts.Users
+		if users == (Users{}) {
+			users = DefaultLocalUsers
+		}
+		args = append(args, "--job-users", users.String())
 	}
-	socket := filepath.Join(dir, "runner.sock")
-	cmd := exec.Command("/proc/self/exe", "runner", "--socket", socket, "--workdir", filepath.Join(dir, "work"))
+	cmd := exec.Command("/proc/self/exe", args...)
 	cmd.Env = []string{}
 	cmd.Dir = dir
 	cmd.Stdout = opts.Stderr
@@ -94,10 +104,18 @@ func StartLocal(opts LocalOptions) (*Local, error) {
 	}
 }
 
-// Stop kills the runner and everything it runs, and removes its directory.
+// Stop stops the runner and everything it runs, and removes its directory: SIGTERM first, on
+// which the runner kills its sessions' processes; what is left after a few seconds is killed.
 func (l *Local) Stop() {
-	_ = syscall.Kill(-l.cmd.Process.Pid, syscall.SIGKILL)
-	<-l.done
+	pid := l.cmd.Process.Pid
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	select {
+	case <-l.done:
+	case <-time.After(5 * time.Second):
+		proctree.KillDescendants(pid)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-l.done
+	}
 	_ = removeTree(l.dir)
 }
 

@@ -22,14 +22,22 @@ const jobArg = "job"
 
 // Serve accepts sessions on the Unix socket until ctx ends. Each session runs in a process of
 // its own (the same binary, re-executed through /proc/self/exe), in a fresh directory under
-// workdir, which is emptied first. The daemon is a child subreaper too: what a crashed session
-// process leaves behind is killed when it ends.
-func Serve(ctx context.Context, socket, workdir string, log *slog.Logger) error {
+// workdir, which is emptied first; with users, as a user of its own. The daemon is a child
+// subreaper too: what a crashed session process leaves behind is killed when it ends.
+func Serve(ctx context.Context, socket, workdir string, users *Users, log *slog.Logger) error {
 	if err := proctree.BecomeSubreaper(); err != nil {
 		return fmt.Errorf("becoming a subreaper: %w", err)
 	}
 	if err := os.MkdirAll(workdir, 0o700); err != nil {
 		return err
+	}
+	s := &server{workdir: workdir, log: log, jobs: map[int]bool{}}
+	if users != nil {
+		s.users = newUserPool(*users)
+		// The sessions' users pass through the work directory to their own, but cannot list it.
+		if err := os.Chmod(workdir, 0o711); err != nil {
+			return err
+		}
 	}
 	if err := emptyDir(workdir); err != nil {
 		return fmt.Errorf("emptying the work directory: %w", err)
@@ -47,9 +55,8 @@ func Serve(ctx context.Context, socket, workdir string, log *slog.Logger) error 
 	}
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
-	log.Info("runner listening", "socket", socket)
+	log.Info("runner listening", "socket", socket, "jobUsers", fmt.Sprint(users))
 
-	s := &server{workdir: workdir, log: log, jobs: map[int]bool{}}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -71,6 +78,7 @@ func Serve(ctx context.Context, socket, workdir string, log *slog.Logger) error 
 type server struct {
 	workdir string
 	log     *slog.Logger
+	users   *userPool // nil: sessions run as the runner's own user
 
 	mu   sync.Mutex
 	jobs map[int]bool // the session processes running
@@ -79,12 +87,32 @@ type server struct {
 // session runs the process of one session and cleans up after it.
 func (s *server) session(conn *net.UnixConn) {
 	defer conn.Close()
+	uid := -1
+	if s.users != nil {
+		uid = s.users.acquire()
+	}
 	dir, err := os.MkdirTemp(s.workdir, "job-")
 	if err != nil {
 		s.log.Error("creating a session directory", "error", err)
+		if uid >= 0 {
+			s.users.release(uid)
+		}
 		return
 	}
-	defer func() { _ = removeTree(dir) }()
+	// After the session: its files go, then its user is free again (KillDescendants below has
+	// killed whatever of it was left).
+	defer func() {
+		_ = removeTree(dir)
+		if uid >= 0 {
+			s.users.release(uid)
+		}
+	}()
+	if uid >= 0 {
+		if err := os.Chown(dir, uid, uid); err != nil {
+			s.log.Error("giving the session directory to its user", "error", err)
+			return
+		}
+	}
 	f, err := conn.File()
 	if err != nil {
 		s.log.Error("passing the session on", "error", err)
@@ -96,6 +124,9 @@ func (s *server) session(conn *net.UnixConn) {
 	cmd.Stderr = os.Stderr
 	// The job dies with the daemon.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if uid >= 0 {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
+	}
 	s.mu.Lock()
 	err = cmd.Start()
 	if err == nil {

@@ -7,8 +7,10 @@ import "github.com/fluxcd/pkg/apis/meta"
 const (
 	// ReconciliationSucceededReason: the resources were built, applied and (with spec.wait) healthy.
 	ReconciliationSucceededReason = meta.ReconciliationSucceededReason
-	// ReconciliationFailedReason: applying or garbage-collecting the resources failed.
+	// ReconciliationFailedReason: applying the resources failed.
 	ReconciliationFailedReason = meta.ReconciliationFailedReason
+	// PruneFailedReason: garbage-collecting the resources that left the set failed.
+	PruneFailedReason = meta.PruneFailedReason
 	// BuildFailedReason: the inputs or the templates could not be rendered into resources.
 	BuildFailedReason = meta.BuildFailedReason
 	// DependencyNotReadyReason: an object of spec.dependsOn is missing or not ready.

@@ -2,35 +2,38 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"sync"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
-	"github.com/sluice-gitops/sluice/shared/status"
+	"github.com/sluice-gitops/sluice/shared/owner"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/builder"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
 )
 
+// ControllerName is the field manager, event source and metrics name of the controller.
+const ControllerName = "resourceset-controller"
+
+// ownerGroup prefixes the labels that tie applied objects to their ResourceSet
+// (resourceset.fluxcd.controlplane.io/name and /namespace).
+const ownerGroup = "resourceset.fluxcd.controlplane.io"
+
 // ResourceSetReconciler renders ResourceSets and applies the objects with server-side apply, as
-// the ResourceSet's account, keeping an inventory of what it applied.
+// the ResourceSet's account, keeping an inventory of what it applied, through the lifecycle
+// every owner of applied objects shares (shared/owner).
 type ResourceSetReconciler struct {
 	client.Client
 	// APIReader reads what must not come from the cache (ServiceAccounts).
@@ -50,7 +53,8 @@ type ResourceSetReconciler struct {
 	// ApplyConcurrency is the number of objects dry-run and applied at once.
 	ApplyConcurrency int
 
-	applied apply.Memory
+	once      sync.Once
+	lifecycle *owner.Lifecycle[*rsv1.ResourceSet]
 }
 
 // +kubebuilder:rbac:groups=fluxcd.controlplane.io,resources=resourcesets,verbs=get;list;watch;update;patch
@@ -59,108 +63,88 @@ type ResourceSetReconciler struct {
 // The controller applies arbitrary objects for ResourceSets without a service account.
 // +kubebuilder:rbac:groups=*,resources=*,verbs=*
 
-func (r *ResourceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	start := time.Now()
+func (r *ResourceSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	l := r.owners()
 	obj := &rsv1.ResourceSet{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.applied.Forget(req.NamespacedName)
+			l.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := status.NewPatcher(obj, r.Client)
-	defer func() {
-		retErr = finalizeStatus(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics)
-	}()
-
-	if !obj.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.reconcileDelete(ctx, obj)
-	}
-	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
-		obj.Status.SetLastHandledReconcileRequest(v)
-	}
-	if obj.IsDisabled() {
-		log.FromContext(ctx).Info("reconciliation is disabled by the annotation " + rsv1.ReconcileAnnotation)
-		return ctrl.Result{}, nil
-	}
-	controllerutil.AddFinalizer(obj, rsv1.Finalizer)
-	interval := jitter.JitteredIntervalDuration(obj.GetInterval())
-	var prior *metav1.Condition
-	if c := conditions.Get(obj, meta.ReadyCondition); c != nil {
-		prior = c.DeepCopy()
-	}
-	if obj.Generation != obj.Status.ObservedGeneration {
-		// A new spec: say so at once (kstatus readers wait on it), as the seed describes.
-		if err := status.Progressing(ctx, patcher, obj, ControllerName); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	// The timeout (reconcileTimeout) bounds the steps, not the status patch of the defer.
-	sctx, cancel := context.WithTimeout(ctx, obj.GetTimeout())
-	defer cancel()
-	return r.reconcile(sctx, obj, start, interval, prior)
+	return l.Reconcile(ctx, obj)
 }
 
-// reconcile runs the steps: gates, inputs, dependencies, build, apply, prune, health checks.
-// prior is the Ready condition before this reconcile, restored when closed gates hold a new
-// build back (what was applied is still what Ready described).
-func (r *ResourceSetReconciler) reconcile(ctx context.Context, obj *rsv1.ResourceSet, start time.Time, interval time.Duration,
-	prior *metav1.Condition) (ctrl.Result, error) {
-	open, err := r.reconcileGates(ctx, obj)
-	if err != nil {
-		return ctrl.Result{}, err
+// owners is the lifecycle of ResourceSets, with this reconciler as its Kind.
+func (r *ResourceSetReconciler) owners() *owner.Lifecycle[*rsv1.ResourceSet] {
+	r.once.Do(func() {
+		name := r.ControllerName
+		if name == "" {
+			name = ControllerName
+		}
+		r.lifecycle = &owner.Lifecycle[*rsv1.ResourceSet]{
+			Kind: r, Client: r.Client, APIReader: r.APIReader, Clients: r.Clients, EventRecorder: r.EventRecorder,
+			Metrics: r.Metrics, ControllerName: name, Finalizer: rsv1.Finalizer, OwnerGroup: ownerGroup,
+			Annotations: apply.Annotations{Reconcile: rsv1.ReconcileAnnotation, Force: rsv1.ForceAnnotation, Prune: rsv1.PruneAnnotation},
+			Concurrency: r.ApplyConcurrency,
+		}
+	})
+	return r.lifecycle
+}
+
+// Fields are the status fields the lifecycle keeps.
+func (r *ResourceSetReconciler) Fields(obj *rsv1.ResourceSet) owner.Fields {
+	return owner.Fields{
+		ObservedGeneration: &obj.Status.ObservedGeneration, LastAppliedRevision: &obj.Status.LastAppliedRevision,
+		Inventory: func() []apply.Entry {
+			if obj.Status.Inventory == nil {
+				return nil
+			}
+			return owner.Entries(obj.Status.Inventory.Entries)
+		},
+		SetInventory: func(e []apply.Entry) {
+			obj.Status.Inventory = &rsv1.ResourceInventory{Entries: owner.Refs[rsv1.ResourceRef](e)}
+		},
 	}
+}
+
+// Settings: a ResourceSet always prunes, and is paused by its reconcile annotation.
+func (r *ResourceSetReconciler) Settings(obj *rsv1.ResourceSet) owner.Settings {
+	return owner.Settings{
+		Suspended: obj.IsDisabled(), SuspendedMessage: "reconciliation is disabled by the annotation " + rsv1.ReconcileAnnotation,
+		Interval: jitter.JitteredIntervalDuration(obj.GetInterval()), Deadline: obj.GetTimeout(), Timeout: obj.GetTimeout(),
+		ServiceAccount: obj.Spec.ServiceAccountName, Prune: true, Wait: obj.Spec.Wait,
+		Force: obj.GetAnnotations()[rsv1.ForceAnnotation] == rsv1.EnabledValue,
+	}
+}
+
+// Plan collects the inputs, checks the dependencies and renders the objects; their revision
+// is the digest of what was rendered.
+func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet) (owner.Plan, error) {
+	wait := &ctrl.Result{RequeueAfter: r.RequeueDependency}
 	groups, waiting, err := r.collectInputs(ctx, obj)
 	if err != nil || waiting {
-		return ctrl.Result{RequeueAfter: r.RequeueDependency}, err
+		return owner.Plan{Done: wait}, err
 	}
 	if waiting, err := r.checkDependencies(ctx, obj); err != nil || waiting {
-		return ctrl.Result{RequeueAfter: r.RequeueDependency}, err
+		return owner.Plan{Done: wait}, err
 	}
 	objects, err := builder.ForResourceSet(obj, groups)
 	if err != nil {
-		return ctrl.Result{}, r.failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(fmt.Errorf("build failed: %w", err)))
+		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(fmt.Errorf("build failed: %w", err)))
 	}
 	revision, err := apply.Revision(objects)
 	if err != nil {
-		return ctrl.Result{}, r.failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
+		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
 	}
-	if !open && revision != obj.Status.LastAppliedRevision {
-		// Closed gates hold what is new, not the correction of drift: the last applied objects
-		// are applied again. They are known in memory only: after a restart nothing is applied
-		// until the gates open.
-		lastRevision, lastObjects, known := r.applied.LastApplied(client.ObjectKeyFromObject(obj))
-		if !known || lastRevision != obj.Status.LastAppliedRevision {
-			log.FromContext(ctx).Info("gates closed: the new build waits, the last applied objects are not known since the controller started")
-			if prior != nil {
-				conditions.Set(obj, prior)
-			}
-			return ctrl.Result{RequeueAfter: interval}, nil
-		}
-		objects, revision = lastObjects, lastRevision
-	}
-	if err := r.reconcileObjects(ctx, obj, objects, revision, start); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: interval}, nil
+	return owner.Plan{
+		Revision: revision,
+		Build:    func(context.Context) ([]*unstructured.Unstructured, error) { return objects, nil },
+	}, nil
 }
 
-// failed records a failure as Ready=False with reason and a Warning event, and returns err.
-func (r *ResourceSetReconciler) failed(obj *rsv1.ResourceSet, reason string, err error) error {
-	msg := userMessage(err)
-	conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
-	r.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, msg)
-	return err
+// Succeeded: Ready and the event say how long the reconcile took, as flux-operator's.
+func (r *ResourceSetReconciler) Succeeded(_ *rsv1.ResourceSet, _ string, took time.Duration) (string, string) {
+	msg := fmt.Sprintf("Reconciliation finished in %s", apply.FmtDuration(took))
+	return msg, msg
 }
-
-// waitingFor records that the ResourceSet waits (Ready=False, no error: the requeue retries).
-func (r *ResourceSetReconciler) waitingFor(ctx context.Context, obj *rsv1.ResourceSet, reason, msg string) {
-	if c := conditions.Get(obj, meta.ReadyCondition); c == nil || c.Message != msg {
-		r.EventRecorder.Event(obj, corev1.EventTypeNormal, reason, msg)
-	}
-	conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
-	log.FromContext(ctx).Info(msg)
-}
-
-// errNoAccount says the ResourceSet's account does not exist, with what to do.
-var errNoAccount = errors.New("does not exist: create it or set spec.serviceAccountName")

@@ -16,7 +16,7 @@ func (r *ResourceSetReconciler) checkDependencies(ctx context.Context, obj *rsv1
 	if len(obj.Spec.DependsOn) == 0 {
 		return false, nil
 	}
-	cl, err := r.clientFor(ctx, obj)
+	cl, err := r.owners().ClientFor(ctx, obj)
 	if err != nil {
 		return false, err
 	}
@@ -29,11 +29,11 @@ func (r *ResourceSetReconciler) checkDependencies(ctx context.Context, obj *rsv1
 	case err == nil:
 		return false, nil
 	case dependency.IsTerminal(err):
-		return false, r.failed(obj, rsv1.DependencyNotReadyReason, reconcile.TerminalError(err))
+		return false, r.owners().Failed(obj, rsv1.DependencyNotReadyReason, reconcile.TerminalError(err))
 	case dependency.IsNotReady(err):
-		r.waitingFor(ctx, obj, rsv1.DependencyNotReadyReason, err.Error())
+		r.owners().Waiting(ctx, obj, rsv1.DependencyNotReadyReason, err.Error())
 		return true, nil
 	default:
-		return false, r.failed(obj, rsv1.DependencyNotReadyReason, err)
+		return false, r.owners().Failed(obj, rsv1.DependencyNotReadyReason, err)
 	}
 }

@@ -4,12 +4,11 @@ import (
 	"context"
 	"testing"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/fluxcd/pkg/apis/meta"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )

@@ -25,12 +25,12 @@ func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.Res
 		return nil, false, err
 	}
 	if waitMsg != "" {
-		r.waitingFor(ctx, obj, rsv1.DependencyNotReadyReason, waitMsg)
+		r.owners().Waiting(ctx, obj, rsv1.DependencyNotReadyReason, waitMsg)
 		return nil, true, nil
 	}
 	groups, err := inputs.FromProviders(providers)
 	if err != nil {
-		return nil, false, r.failed(obj, rsv1.BuildFailedReason, err)
+		return nil, false, r.owners().Failed(obj, rsv1.BuildFailedReason, err)
 	}
 	return groups, false, nil
 }
@@ -54,7 +54,7 @@ func (r *ResourceSetReconciler) providersOf(ctx context.Context, obj *rsv1.Resou
 		}
 		sel, err := metav1.LabelSelectorAsSelector(ref.Selector)
 		if err != nil {
-			return nil, "", r.failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(fmt.Errorf("inputsFrom selector: %w", err)))
+			return nil, "", r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(fmt.Errorf("inputsFrom selector: %w", err)))
 		}
 		list := &rsv1.ResourceSetInputProviderList{}
 		if err := r.List(ctx, list, client.InNamespace(obj.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {

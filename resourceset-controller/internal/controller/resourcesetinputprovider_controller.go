@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
@@ -74,7 +74,7 @@ func (r *ResourceSetInputProviderReconciler) Reconcile(ctx context.Context, req 
 	wasReady := conditions.IsReady(obj)
 	patcher := status.NewPatcher(obj, r.Client)
 	defer func() {
-		retErr = finalizeStatus(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics)
+		retErr = status.Finalize(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics, ControllerName)
 	}()
 
 	// A new spec: say so before a fetch that may take up to the timeout.
@@ -83,7 +83,7 @@ func (r *ResourceSetInputProviderReconciler) Reconcile(ctx context.Context, req 
 			return ctrl.Result{}, err
 		}
 	}
-	// The request is echoed with the outcome (by finalizeStatus), not before it.
+	// The request is echoed with the outcome (by status.Finalize), not before it.
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
 		obj.Status.SetLastHandledReconcileRequest(v)
 	}
@@ -139,12 +139,12 @@ func (r *ResourceSetInputProviderReconciler) reconcileInputs(ctx context.Context
 
 // failed records a failure as Ready=False (ReconciliationFailed) and a Warning event, and returns
 // err: terminal errors (inputs.IsTerminal: a filter or URL that does not parse) become a
-// reconcile.TerminalError, which finalizeStatus turns into Stalled.
+// reconcile.TerminalError, which status.Finalize turns into Stalled.
 func (r *ResourceSetInputProviderReconciler) failed(obj *rsv1.ResourceSetInputProvider, err error) error {
 	if inputs.IsTerminal(err) && !errors.Is(err, reconcile.TerminalError(nil)) {
 		err = reconcile.TerminalError(err)
 	}
-	msg := userMessage(err)
+	msg := status.UserMessage(err)
 	conditions.MarkFalse(obj, meta.ReadyCondition, rsv1.ReconciliationFailedReason, "%s", msg)
 	r.EventRecorder.Event(obj, corev1.EventTypeWarning, rsv1.ReconciliationFailedReason, msg)
 	return err
@@ -310,12 +310,5 @@ func (r *ResourceSetInputProviderReconciler) secretData(ctx context.Context, nam
 	if reader == nil {
 		reader = r.Client
 	}
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("secret '%s/%s' not found", namespace, name)
-		}
-		return nil, fmt.Errorf("reading secret '%s/%s': %w", namespace, name, err)
-	}
-	return secret.Data, nil
+	return secrets.Data(ctx, reader, namespace, name)
 }

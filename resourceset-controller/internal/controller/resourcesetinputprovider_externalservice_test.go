@@ -172,7 +172,7 @@ func TestInputProviderExternalServiceBasicAuth(t *testing.T) {
     name: service-basic
 `))
 	key := client.ObjectKeyFromObject(obj)
-	g.Expect(rsipFailed(t, key)).To(Equal("secret '" + ns + "/service-basic' not found"))
+	g.Expect(rsipFailed(t, key)).To(Equal("Secret '" + ns + "/service-basic' not found"))
 	g.Expect(rsipGet(g, key).Status.LastExportedRevision).To(BeEmpty())
 
 	creds := rsipSecret(t, ns, "service-basic", corev1.SecretTypeBasicAuth,

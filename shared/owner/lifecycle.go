@@ -1,0 +1,340 @@
+// Package owner is the reconcile lifecycle of an object that applies a set of objects as an
+// account and keeps their inventory: a ResourceSet, a ManifestGeneration. The lifecycle is the
+// same for both and lives here once: the status patch and its conditions (shared/status), the
+// deletion with garbage collection, the finalizer, suspension, the reconcile request echo, the
+// gates (shared/gates) with the replay of the last applied objects while they are closed, the
+// account, the apply with prune and health checks (shared/apply), and the events. A kind plugs
+// in through the narrow Kind interface: where its status fields are, its settings, and its own
+// steps that say what to apply.
+package owner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	kuberecorder "k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
+	"github.com/sluice-gitops/sluice/shared/impersonation"
+	"github.com/sluice-gitops/sluice/shared/status"
+)
+
+// Reasons of the events and conditions the lifecycle sets (Flux's, as kustomize-controller's).
+const (
+	ApplySucceededReason             = "ApplySucceeded"
+	GarbageCollectionSucceededReason = "GarbageCollectionSucceeded"
+)
+
+// Object is what the lifecycle needs of an owner's API type.
+type Object interface {
+	status.Object
+	gatesapi.Gated
+	GetRequestStatus() *meta.ReconcileRequestStatus
+}
+
+// Fields point into the status of one owner: the fields the lifecycle keeps. API types do not
+// import this package, so each kind says where its fields are.
+type Fields struct {
+	ObservedGeneration  *int64
+	LastAppliedRevision *string
+	// Inventory reads the status inventory; SetInventory writes it.
+	Inventory    func() []apply.Entry
+	SetInventory func([]apply.Entry)
+}
+
+// Settings are an owner's spec as the lifecycle reads it.
+type Settings struct {
+	// Suspended pauses the owner (spec.suspend, or an annotation); SuspendedMessage is logged.
+	Suspended        bool
+	SuspendedMessage string
+	// Interval is the jittered requeue interval of a successful reconcile.
+	Interval time.Duration
+	// Deadline bounds the kind's steps and the apply (not the final status patch).
+	Deadline time.Duration
+	// Timeout bounds the apply and its health checks.
+	Timeout time.Duration
+	// ServiceAccount is spec.serviceAccountName ("" for the default).
+	ServiceAccount string
+	// Prune garbage-collects what left the set, also when the owner is deleted.
+	Prune bool
+	// Wait runs the health checks of the applied objects.
+	Wait bool
+	// Force recreates every object with an immutable change.
+	Force bool
+}
+
+// Plan is what a kind's own steps decided.
+type Plan struct {
+	// Done ends the reconcile with this result: the kind is waiting (for inputs, a dependency,
+	// a source) and said so in Ready.
+	Done *ctrl.Result
+	// Revision of what would be applied.
+	Revision string
+	// Build returns the objects of Revision. It is called only when they are to be applied:
+	// while closed gates hold a new revision, nothing is built.
+	Build func(ctx context.Context) ([]*unstructured.Unstructured, error)
+	// Applied, when set, runs after the objects were applied (extra status fields).
+	Applied func()
+}
+
+// Kind is what a reconciler of one kind of owner gives the lifecycle.
+type Kind[T Object] interface {
+	// Fields of obj's status that the lifecycle keeps.
+	Fields(obj T) Fields
+	// Settings of obj.
+	Settings(obj T) Settings
+	// Plan runs the kind's own steps (inputs and dependencies, the source artifact).
+	Plan(ctx context.Context, obj T) (Plan, error)
+	// Succeeded is the Ready message and the event message of a successful apply.
+	Succeeded(obj T, revision string, took time.Duration) (ready, event string)
+}
+
+// Lifecycle reconciles the owners of one kind. It is safe for concurrent use.
+type Lifecycle[T Object] struct {
+	Kind Kind[T]
+	// Client reads the gates; APIReader reads ServiceAccounts uncached.
+	Client    client.Client
+	APIReader client.Reader
+	// Clients are the accounts the owners apply as.
+	Clients       *impersonation.Clients
+	EventRecorder kuberecorder.EventRecorder
+	// Metrics records the gotk_reconcile_condition gauges; nil records none.
+	Metrics *runtimectrl.Metrics
+	// ControllerName is the field manager of the applies and the status.
+	ControllerName string
+	// Finalizer of the owners.
+	Finalizer string
+	// OwnerGroup prefixes the labels tying applied objects to their owner.
+	OwnerGroup  string
+	Annotations apply.Annotations
+	// Concurrency of dry-runs and applies.
+	Concurrency int
+
+	memory apply.Memory
+}
+
+// Forget drops what is remembered of an owner that is gone.
+func (l *Lifecycle[T]) Forget(key types.NamespacedName) { l.memory.Forget(key) }
+
+// Reconcile runs the lifecycle for obj, just read from the API, and writes its status once at
+// the end (status.Finalize).
+func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (result ctrl.Result, retErr error) {
+	start := time.Now()
+	fields, settings := l.Kind.Fields(obj), l.Kind.Settings(obj)
+	patcher := status.NewPatcher(obj, l.Client)
+	defer func() {
+		retErr = status.Finalize(ctx, patcher, obj, fields.ObservedGeneration, retErr, l.Metrics, l.ControllerName)
+	}()
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, l.reconcileDelete(ctx, obj, fields, settings)
+	}
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
+		obj.GetRequestStatus().SetLastHandledReconcileRequest(v)
+	}
+	if settings.Suspended {
+		log.FromContext(ctx).Info(settings.SuspendedMessage)
+		return ctrl.Result{}, nil
+	}
+	controllerutil.AddFinalizer(obj, l.Finalizer)
+	var prior *metav1.Condition
+	if c := conditions.Get(obj, meta.ReadyCondition); c != nil {
+		prior = c.DeepCopy()
+	}
+	if obj.GetGeneration() != *fields.ObservedGeneration {
+		// A new spec: say so at once, kstatus readers wait on it.
+		if err := status.Progressing(ctx, patcher, obj, l.ControllerName); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, settings.Deadline)
+	defer cancel()
+	return l.reconcile(sctx, obj, fields, settings, start, prior)
+}
+
+// reconcile runs the steps: gates, the kind's plan, build, apply (with prune and health
+// checks). prior is the Ready condition before this reconcile, restored when closed gates hold
+// a new revision back and nothing is applied (what was applied is still what Ready described).
+func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, settings Settings, start time.Time,
+	prior *metav1.Condition) (ctrl.Result, error) {
+	lastApplied := *fields.LastAppliedRevision
+	open, err := gates.Hold(ctx, l.Client, obj, lastApplied == "")
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan, err := l.Kind.Plan(ctx, obj)
+	if err != nil || plan.Done != nil {
+		if plan.Done != nil {
+			return *plan.Done, err
+		}
+		return ctrl.Result{}, err
+	}
+	revision, build, applied := plan.Revision, plan.Build, plan.Applied
+	if !open && revision != lastApplied {
+		// Closed gates hold what is new, not the correction of drift: the last applied objects
+		// are applied again. They are known in memory only: after a restart nothing is applied
+		// until the gates open.
+		rev, objects, known := l.memory.LastApplied(client.ObjectKeyFromObject(obj))
+		if !known || rev != lastApplied {
+			log.FromContext(ctx).Info("gates closed: the new revision waits; the last applied objects are not known since the controller started")
+			if prior != nil {
+				conditions.Set(obj, prior)
+			}
+			return ctrl.Result{RequeueAfter: settings.Interval}, nil
+		}
+		revision, applied = rev, nil
+		build = func(context.Context) ([]*unstructured.Unstructured, error) { return objects, nil }
+	}
+	objects, err := build(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := l.apply(ctx, obj, fields, settings, objects, revision, start); err != nil {
+		return ctrl.Result{}, err
+	}
+	if applied != nil {
+		applied()
+	}
+	return ctrl.Result{RequeueAfter: settings.Interval}, nil
+}
+
+// apply applies the objects as the owner's account (CRDs and Namespaces first, the rest
+// concurrently), records the inventory, prunes what left it and runs the health checks.
+func (l *Lifecycle[T]) apply(ctx context.Context, obj T, fields Fields, settings Settings,
+	objects []*unstructured.Unstructured, revision string, start time.Time) error {
+	cl, err := l.clientFor(ctx, obj, settings)
+	if err != nil {
+		return err
+	}
+	res, err := l.applier(cl).Apply(ctx, apply.Request{
+		Owner: client.ObjectKeyFromObject(obj), Revision: revision, Objects: objects,
+		Inventory: fields.Inventory(), Prune: settings.Prune, Wait: settings.Wait, Timeout: settings.Timeout, Force: settings.Force,
+	})
+	if res != nil && res.Inventory != nil {
+		fields.SetInventory(res.Inventory)
+	}
+	if res != nil {
+		l.prunedEvent(obj, res.Pruned, res.PruneDuration)
+	}
+	switch {
+	case errors.Is(err, apply.ErrHealth):
+		// Applied, not healthy: the revision is the applied one.
+		*fields.LastAppliedRevision = revision
+		return l.Failed(obj, meta.HealthCheckFailedReason, fmt.Errorf("health check failed after %s: %w", apply.FmtDuration(time.Since(start)), err))
+	case errors.Is(err, apply.ErrPrune):
+		return l.Failed(obj, meta.PruneFailedReason, err)
+	case err != nil:
+		return l.Failed(obj, meta.ReconciliationFailedReason, err)
+	}
+	changed := *fields.LastAppliedRevision != revision || len(res.Pruned) > 0
+	*fields.LastAppliedRevision = revision
+	annotations := map[string]string{"revision": revision}
+	if res.Changes != "" {
+		l.EventRecorder.AnnotatedEventf(obj, annotations, corev1.EventTypeNormal, ApplySucceededReason, "%s", res.Changes)
+		changed = true
+	}
+	ready, event := l.Kind.Succeeded(obj, revision, time.Since(start))
+	if c := conditions.Get(obj, meta.ReadyCondition); changed || c == nil || c.Status != metav1.ConditionTrue {
+		l.EventRecorder.AnnotatedEventf(obj, annotations, corev1.EventTypeNormal, meta.ReconciliationSucceededReason, "%s", event)
+	}
+	conditions.MarkTrue(obj, meta.ReadyCondition, meta.ReconciliationSucceededReason, "%s", ready)
+	return nil
+}
+
+// Failed records a failure as Ready=False with reason and a Warning event, and returns err.
+func (l *Lifecycle[T]) Failed(obj T, reason string, err error) error {
+	msg := status.UserMessage(err)
+	conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
+	l.EventRecorder.Event(obj, corev1.EventTypeWarning, reason, msg)
+	return err
+}
+
+// Waiting records that the owner waits (Ready=False with reason, no error: the requeue
+// retries), with an event when the message is new.
+func (l *Lifecycle[T]) Waiting(ctx context.Context, obj T, reason, msg string) {
+	if c := conditions.Get(obj, meta.ReadyCondition); c == nil || c.Message != msg {
+		l.EventRecorder.Event(obj, corev1.EventTypeNormal, reason, msg)
+	}
+	conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
+	log.FromContext(ctx).Info(msg)
+}
+
+// ClientFor is the client of the owner's account (the kind's steps read dependencies with it).
+// An account that does not exist is said so, as a failure: impersonating it would only give
+// "forbidden".
+func (l *Lifecycle[T]) ClientFor(ctx context.Context, obj T) (impersonation.Client, error) {
+	return l.clientFor(ctx, obj, l.Kind.Settings(obj))
+}
+
+func (l *Lifecycle[T]) clientFor(ctx context.Context, obj T, settings Settings) (impersonation.Client, error) {
+	if sa := l.Clients.ServiceAccount(obj.GetNamespace(), settings.ServiceAccount); sa != "" {
+		err := l.APIReader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: sa}, &corev1.ServiceAccount{})
+		if apierrors.IsNotFound(err) {
+			return impersonation.Client{}, l.Failed(obj, meta.ReconciliationFailedReason,
+				fmt.Errorf("ServiceAccount '%s/%s' does not exist: create it or set spec.serviceAccountName", obj.GetNamespace(), sa))
+		}
+		if err != nil {
+			return impersonation.Client{}, err
+		}
+	}
+	return l.Clients.For(obj.GetNamespace(), settings.ServiceAccount)
+}
+
+// applier applies as one account, with the kind's annotations.
+func (l *Lifecycle[T]) applier(cl impersonation.Client) *apply.Applier {
+	return &apply.Applier{
+		Client: cl, Mapper: l.Clients.Mapper, FieldManager: l.ControllerName, OwnerGroup: l.OwnerGroup,
+		Concurrency: l.Concurrency, Memory: &l.memory, Annotations: l.Annotations,
+	}
+}
+
+// reconcileDelete removes what the owner applied (when it prunes), then its finalizer. A
+// suspended owner leaves its objects; so does one whose account is gone, with a warning, rather
+// than block its deletion forever.
+func (l *Lifecycle[T]) reconcileDelete(ctx context.Context, obj T, fields Fields, settings Settings) error {
+	if !controllerutil.ContainsFinalizer(obj, l.Finalizer) {
+		return nil
+	}
+	if inv := fields.Inventory(); settings.Prune && !settings.Suspended && len(inv) > 0 {
+		cl, err := l.clientFor(ctx, obj, settings)
+		if err != nil {
+			l.EventRecorder.Eventf(obj, corev1.EventTypeWarning, meta.ReconciliationFailedReason,
+				"the generated objects were left in place: %s", status.UserMessage(err))
+		} else {
+			start := time.Now()
+			pruned, err := l.applier(cl).Delete(ctx, client.ObjectKeyFromObject(obj), inv)
+			if err != nil {
+				return fmt.Errorf("garbage collection: %w", err)
+			}
+			l.prunedEvent(obj, pruned, time.Since(start))
+		}
+	}
+	l.memory.Forget(client.ObjectKeyFromObject(obj))
+	controllerutil.RemoveFinalizer(obj, l.Finalizer)
+	return nil
+}
+
+// prunedEvent lists the objects garbage collection removed and how long it took.
+func (l *Lifecycle[T]) prunedEvent(obj T, pruned []string, took time.Duration) {
+	if len(pruned) == 0 {
+		return
+	}
+	l.EventRecorder.Eventf(obj, corev1.EventTypeNormal, GarbageCollectionSucceededReason, "%s\nGarbage collection finished in %s",
+		strings.Join(pruned, "\n"), apply.FmtDuration(took))
+}

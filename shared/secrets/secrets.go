@@ -1,0 +1,38 @@
+// Package secrets reads the Secrets that objects reference (credentials, TLS material, signing
+// keys), the same way in every controller: with the reader the caller chooses (controllers read
+// Secrets uncached), and with errors that name the Secret and never hold its data.
+package secrets
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Data returns the data of the Secret namespace/name. A missing Secret is an error that says so
+// (apierrors.IsNotFound still tells it): it may be created after the object that refers to it,
+// so callers retry it like any other failure.
+func Data(ctx context.Context, reader client.Reader, namespace, name string) (map[string][]byte, error) {
+	secret := &corev1.Secret{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &notFoundError{namespace: namespace, name: name, err: err}
+		}
+		return nil, fmt.Errorf("reading Secret '%s/%s': %w", namespace, name, err)
+	}
+	return secret.Data, nil
+}
+
+// notFoundError is a missing Secret, in the words users see, wrapping the API's NotFound.
+type notFoundError struct {
+	namespace, name string
+	err             error
+}
+
+func (e *notFoundError) Error() string {
+	return fmt.Sprintf("Secret '%s/%s' not found", e.namespace, e.name)
+}
+func (e *notFoundError) Unwrap() error { return e.err }
