@@ -14,7 +14,7 @@ import (
 	"github.com/sluice-gitops/sluice/e2e/harness"
 )
 
-// commonFlags are the flags DESIGN.md gives every controller.
+// commonFlags are the flags every controller takes (README.md, Flags).
 var commonFlags = []string{
 	"--metrics-addr", "--health-addr", "--enable-leader-election", "--concurrent", "--requeue-dependency",
 	"--log-level", "--log-encoding", "--watch-all-namespaces", "--watch-label-selector", "--kube-api-qps",

@@ -32,7 +32,7 @@ func main() {
 		applyConcurrency int
 	)
 	opts.BindFlags(pflag.CommandLine, true)
-	// Seed 001: unmet dependencies are checked again every five seconds.
+	// Unmet dependencies are checked again every five seconds (docs/resourceset.md).
 	requeue := pflag.Lookup("requeue-dependency")
 	requeue.DefValue = "5s"
 	bootstrap.Exit(requeue.Value.Set("5s"), "default of --requeue-dependency")

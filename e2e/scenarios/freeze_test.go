@@ -9,9 +9,9 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// Seed 004's Gates and GitRepository, as the seed writes them (the GitRepository's apiVersion
-// is the source API's; the seed's kustomize.toolkit.fluxcd.io/v1beta1 is a typo of the RFC).
-const seed004 = `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
+// The change freeze of gating-controller/docs/gate.md: its Gates and GitRepository, as the docs write them (the GitRepository's apiVersion
+// is the source API's; the docs's kustomize.toolkit.fluxcd.io/v1beta1 is a typo of the RFC).
+const changeFreeze = `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
 kind: Gate
 metadata:
   name: change-freeze
@@ -46,9 +46,9 @@ spec:
     - bypass-signoff # gate that allows other gates to be overriden.
 `
 
-// seed004GateKeeper is the seed's GateKeeper with its change freeze windows replaced by one
+// freezeGateKeeper is the docs' GateKeeper with its change freeze windows replaced by one
 // computed from the clock: the hours given, every minute of them.
-const seed004GateKeeper = `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
+const freezeGateKeeper = `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
 kind: GateKeeper
 metadata:
   name: change-freeze-gatekeeper
@@ -69,7 +69,7 @@ func freezeHours(now time.Time, from int) string {
 	return fmt.Sprintf("* %d,%d * * *", h, (h+1)%24)
 }
 
-// Seed 004: a change freeze held by a GateKeeper blocks new commits at the GitRepository;
+// A change freeze held by a GateKeeper blocks new commits at the GitRepository;
 // `kubectl gate open bypass-signoff` releases one within seconds; closing it blocks again.
 func TestScenarioChangeFreeze(t *testing.T) {
 	t.Parallel()
@@ -77,7 +77,7 @@ func TestScenarioChangeFreeze(t *testing.T) {
 	g := s.g
 	s.gitSecret(s.ns, "flux-system")
 	repo, first := s.newRepo("flux-system", map[string]string{"apps/app.yaml": configMapYAML("app", "v1")})
-	s.create(seed004, "__URL__", repo.HTTPURL())
+	s.create(changeFreeze, "__URL__", repo.HTTPURL())
 
 	// Both gates closed: the new source does not fetch anything.
 	bothClosed := "Reconciliation is blocked as none of its gates is opened: gate 'flux-system/change-freeze' is closed and gate 'flux-system/bypass-signoff' is closed."
@@ -87,7 +87,7 @@ func TestScenarioChangeFreeze(t *testing.T) {
 	// The GateKeeper outside its freeze holds change-freeze opened ("only closed during the
 	// change freezes"): the first commit goes through.
 	now := time.Now().UTC()
-	keeper := s.create(seed004GateKeeper, "__FREEZE__", freezeHours(now, 3))[0]
+	keeper := s.create(freezeGateKeeper, "__FREEZE__", freezeHours(now, 3))[0]
 	g.Eventually(readyOf(gitRepositoryGVK, s.ns, "flux-system"), timeout).Should(Equal(
 		"True|Succeeded|stored artifact for revision 'master@sha1:" + first + "'"))
 	g.Expect(conditionOf(gitRepositoryGVK, s.ns, "flux-system", "Blocked")(g)).To(BeEmpty())

@@ -12,8 +12,8 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
 
-// Seed 003's walkthrough, with podinfo served by the local Helm repository.
-const seed003 = `apiVersion: source.toolkit.fluxcd.io/v1
+// The walkthrough of source-controller/docs/helmchart.md, with podinfo served by the local Helm repository.
+const helmWalkthrough = `apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
 metadata:
   name: podinfo
@@ -59,7 +59,7 @@ spec:
           name: podinfo
 `
 
-// Helm charts: seed 003's walkthrough against the local Helm repository, a new chart version
+// Helm charts: the walkthrough of docs/helmchart.md against the local Helm repository, a new chart version
 // picked up through the repository's new index, and a ResourceSet making a HelmChart per tenant.
 func TestScenarioHelm(t *testing.T) {
 	t.Parallel()
@@ -68,7 +68,7 @@ func TestScenarioHelm(t *testing.T) {
 	for _, v := range []string{"5.2.0", "5.2.1", "6.0.0"} {
 		servers.Helm.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: v, AppVersion: v, Values: map[string]any{"replicaCount": 1}})
 	}
-	s.create(seed003, "__HELM__", servers.Helm.URL())
+	s.create(helmWalkthrough, "__HELM__", servers.Helm.URL())
 	storage := "http://" + sys.Controller("source-controller").StorageAddr + "/"
 
 	chart := settled(g, helmChartGVK, s.ns, "podinfo", Equal("True|ChartPullSucceeded|pulled 'podinfo' chart with version '5.2.1'"), artifactRevision("5.2.1"))

@@ -1,5 +1,5 @@
-// Package bootstrap holds what every Sluice controller binary shares: the common flags of
-// DESIGN.md section 5 (built from fluxcd/pkg/runtime option sets where they exist) and the
+// Package bootstrap holds what every Sluice controller binary shares: the common flags (README.md,
+// Flags; built from fluxcd/pkg/runtime option sets where they exist) and the
 // controller-runtime manager they configure. Each main.go only adds its own flags and reconcilers.
 package bootstrap
 

@@ -18,7 +18,7 @@ type HeldObject interface {
 	conditions.Setter
 }
 
-// Hold evaluates the gates of obj, logs them as seed 004 shows (`gates: {require, status}`), and
+// Hold evaluates the gates of obj, logs them (`gates: {require, status}`, as the consumers' docs show), and
 // says whether obj may go ahead. While they are closed obj carries Blocked=True, reason
 // GateClosed, naming every closed gate and its next opening; an object that never applied
 // anything (neverApplied) is also Ready=False with that reason. Blocked goes when they open.

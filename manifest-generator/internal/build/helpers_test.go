@@ -270,7 +270,7 @@ commandUpdated:
     - command: mktemp "$COUNTER_DIR/run.XXXXXX" >/dev/null && kustomize build .
 `
 
-// stagingLayout is the seed's layout: .flux.yaml at the root, one overlay per environment.
+// stagingLayout is docs/fluxyaml.md's layout: .flux.yaml at the root, one overlay per environment.
 func stagingLayout(flux string) map[string]string {
 	return map[string]string{
 		".flux.yaml":                    flux,

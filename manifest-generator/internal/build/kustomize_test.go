@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// The seed's --git-path=staging example: .flux.yaml at the root, `kustomize build .` run in
+// The --git-path=staging example of docs/fluxyaml.md: .flux.yaml at the root, `kustomize build .` run in
 // staging, the real kustomize.
 func TestBuildKustomizeStagingLayout(t *testing.T) {
 	requireKustomize(t)

@@ -103,7 +103,7 @@ func TestManifestGenerationRawManifests(t *testing.T) {
 	g.Expect(getGeneration(g, key).Status.LastAttemptedRevision).To(Equal("main@sha1:2222"))
 }
 
-// Seed 000's --git-path=staging layout: .flux.yaml at the root, commands run in staging; the
+// The --git-path=staging layout of docs/fluxyaml.md: .flux.yaml at the root, commands run in staging; the
 // kustomize generator's output is applied. An unchanged revision is applied again (drift
 // correction) from the cache, without running the generator.
 func TestManifestGenerationKustomizeGenerator(t *testing.T) {

@@ -15,7 +15,7 @@ func TestParseValid(t *testing.T) {
 		check func(g Gomega, c *Config)
 	}{
 		{
-			name: "commandUpdated from the seed",
+			name: "commandUpdated from docs/fluxyaml.md",
 			data: `version: 1
 commandUpdated:
   generators:
@@ -65,7 +65,7 @@ commandUpdated:
 			},
 		},
 		{
-			name: "patchUpdated from the seed",
+			name: "patchUpdated from docs/fluxyaml.md",
 			data: `version: 1
 patchUpdated:
   generators:

@@ -79,7 +79,7 @@ func names(objs []Generated) []string {
 	return out
 }
 
-// TestGenerateKustomizeStagingLayout is the seed's --git-path=staging
+// TestGenerateKustomizeStagingLayout is docs/fluxyaml.md's --git-path=staging
 // example: .flux.yaml at the root, run with staging as working directory.
 func TestGenerateKustomizeStagingLayout(t *testing.T) {
 	requireTool(t, "kustomize")

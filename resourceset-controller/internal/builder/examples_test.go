@@ -6,9 +6,9 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// TestBuildSeedExamples renders every example of the ResourceSet spec and
+// TestBuildDocExamples renders every example of the ResourceSet spec and
 // checks the objects it implies, field by field and type by type.
-func TestBuildSeedExamples(t *testing.T) {
+func TestBuildDocExamples(t *testing.T) {
 	cases := []struct {
 		name              string
 		inputs            string

@@ -12,7 +12,7 @@ import (
 )
 
 const (
-	// The seed's delimiters: they do not clash with Helm's {{ }}.
+	// The delimiters of docs/resourceset.md: they do not clash with Helm's {{ }}.
 	leftDelim  = "<<"
 	rightDelim = ">>"
 
@@ -51,7 +51,7 @@ func toYAML(v any) (string, error) {
 	return strings.TrimSuffix(string(out), "\n"), nil
 }
 
-// toBool is the seed's bool function: inputs often carry booleans as strings
+// toBool is the bool of docs/resourceset.md function: inputs often carry booleans as strings
 // ("true"), and a typo must not silently become false.
 func toBool(v any) (bool, error) {
 	switch v := v.(type) {

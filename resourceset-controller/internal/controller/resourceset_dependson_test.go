@@ -13,7 +13,7 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
 
-// dependsOn as in the seed: a CRD that must be ready and a Secret gate whose readyExpr decodes
+// dependsOn as in docs/resourceset.md: a CRD that must be ready and a Secret gate whose readyExpr decodes
 // its data. The ResourceSet waits (DependencyNotReady, saying which dependency and why) and
 // applies once both hold; a ResourceSet depending on it follows as soon as it is ready.
 func TestResourceSetDependsOn(t *testing.T) {

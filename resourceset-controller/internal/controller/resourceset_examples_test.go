@@ -9,9 +9,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The seed's tenant RBAC example: a Namespace, a ServiceAccount and a RoleBinding per tenant,
+// the tenant of docs/resourceset.md RBAC example: a Namespace, a ServiceAccount and a RoleBinding per tenant,
 // applied in stages (the Namespaces first, so the namespaced objects can go in them).
-func TestResourceSetSeedTenantRBAC(t *testing.T) {
+func TestResourceSetExampleTenantRBAC(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	key := createResourceSet(t, ns, `
@@ -60,9 +60,9 @@ spec:
 		ns+"-team1_flux_rbac.authorization.k8s.io_RoleBinding@v1"))
 }
 
-// The seed's shared source: one OCIRepository for every tenant (deduplicated), a HelmRelease
+// The shared source of docs/resourceset.md: one OCIRepository for every tenant (deduplicated), a HelmRelease
 // each.
-func TestResourceSetSeedSharedSource(t *testing.T) {
+func TestResourceSetSharedSource(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	key := createResourceSet(t, ns, `
@@ -109,8 +109,8 @@ spec:
 	g.Expect(hr.Object["spec"]).To(HaveKeyWithValue("values", map[string]any{"replicaCount": int64(3)}))
 }
 
-// The seed's conditional exclusion: the ServiceAccount is generated for team1 only.
-func TestResourceSetSeedConditionalExclusion(t *testing.T) {
+// the conditional of docs/resourceset.md exclusion: the ServiceAccount is generated for team1 only.
+func TestResourceSetExampleConditionalExclusion(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	key := createResourceSet(t, ns, `
@@ -140,10 +140,10 @@ spec:
 	g.Expect(inventoryIDs(g, key)).To(HaveLen(3))
 }
 
-// The seed's resourcesTemplate with range and if: an OCIRepository per bundle and a
+// the resourcesTemplate of docs/resourceset.md with range and if: an OCIRepository per bundle and a
 // Kustomization per component, with decryption only where the bundle asks for it; and
 // spec.resources winning over resourcesTemplate for the same object.
-func TestResourceSetSeedResourcesTemplate(t *testing.T) {
+func TestResourceSetExampleResourcesTemplate(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	key := createResourceSet(t, ns, `

@@ -75,7 +75,7 @@ spec:
 	g.Eventually(func(g Gomega) any { return getObject(g, "v1", "ConfigMap", ns, "app").Object["data"] }, timeout).Should(
 		HaveKeyWithValue("version", "3"))
 	g.Eventually(rsetCondition(key, gatesapi.BlockedCondition), timeout).Should(Equal(""))
-	// The log line of seed 004: the gates considered and their status.
+	// The log line of docs/resourceset.md: the gates considered and their status.
 	g.Expect(strings.Join(logs.Lines(), "\n")).To(ContainSubstring(`"gates":{"require":"all","status":[{"closed":"false","gate":"change-freeze"}]}`))
 }
 

@@ -11,7 +11,7 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
 
-// Garbage collection in stages (seed 001): the Flux objects go first, and the ServiceAccount an
+// Garbage collection in stages (docs/resourceset.md): the Flux objects go first, and the ServiceAccount an
 // applier (a Flux Kustomization, a ManifestGeneration) impersonates stays until the applier is
 // finalized (here the test plays its controller and removes its finalizer). An object annotated
 // prune: disabled is left alone.

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// benchObject is a Cluster API-like object, as the seed's readyExpr example reads it.
+// benchObject is a Cluster API-like object, as the readyExpr of docs/resourceset.md example reads it.
 var benchObject = map[string]any{
 	"apiVersion": "cluster.x-k8s.io/v1beta1",
 	"kind":       "Cluster",

@@ -64,11 +64,11 @@ func (c *Checker) cache() *Cache {
 // Semantics of an entry:
 //   - the object must exist;
 //   - readyExpr, when set, decides readiness, whether or not ready is true (the user asked for the
-//     expression; the seed's examples set both);
+//     expression; the examples of docs/resourceset.md set both);
 //   - ready: true without readyExpr requires kstatus' Current status (observedGeneration caught up
 //     with generation, no Reconciling/Stalled, the built-in rules for Deployments, CRDs, ...); for
 //     custom resources kstatus has no rule for, it also requires a Ready condition with status
-//     "True" (the seed's definition), because kstatus takes an object without conditions as
+//     "True" (docs/resourceset.md's definition), because kstatus takes an object without conditions as
 //     Current, and a custom resource whose controller did not write its status yet is not ready.
 //
 // Tenancy: readyExpr never sees the data or stringData of a Secret in another namespace than

@@ -35,7 +35,7 @@ func newCRD(group, kind, plural, listKind string) *apiextensionsv1.CustomResourc
 var helmReleasesCRD = Ref{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition",
 	Name: "helmreleases.helm.toolkit.fluxcd.io", Ready: true}
 
-// The seed's first example: a dependency on a CRD with ready: true waits for the CRD to exist and
+// the first of docs/resourceset.md example: a dependency on a CRD with ready: true waits for the CRD to exist and
 // be Established, although CRDs have no Ready condition (kstatus knows CRDs). The CRD is
 // cluster-scoped, so the ResourceSet's namespace is not part of its name.
 func TestCRDMustExistAndBeEstablished(t *testing.T) {
@@ -92,7 +92,7 @@ func TestCustomResourceNeedsReadyTrueForItsGeneration(t *testing.T) {
 	widget := createObject(t, "testing.sluice.dev/v1", "Widget", ns, "w", map[string]any{"size": int64(1)}, nil)
 	// Existence alone is enough without ready.
 	g.Expect(check(ns, Ref{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: "w"})).To(Succeed())
-	// Its controller did not write a status yet: kstatus would say Current, the seed says no.
+	// Its controller did not write a status yet: kstatus would say Current, docs/resourceset.md says no.
 	g.Expect(check(ns, ref)).To(beNotReady(name + " is not ready: it has no Ready condition with status True"))
 
 	setStatus(t, widget, map[string]any{

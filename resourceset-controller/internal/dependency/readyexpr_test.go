@@ -19,7 +19,7 @@ func createSecret(t *testing.T, ns, name string, data map[string]string) *corev1
 	return secret
 }
 
-// The seed's Secret gate: the expression decodes the Secret's data.
+// the Secret of docs/resourceset.md gate: the expression decodes the Secret's data.
 func TestSecretGateReadyExpr(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
@@ -78,7 +78,7 @@ func TestSecretDataOfOtherNamespacesIsHidden(t *testing.T) {
 	g.Expect(check(owner, ref)).To(Succeed())
 }
 
-// The seed's Cluster API example: generation observed and control plane ready.
+// the Cluster of docs/resourceset.md API example: generation observed and control plane ready.
 func TestClusterReadyExpr(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)

@@ -84,7 +84,7 @@ type HelmChartSpec struct {
 	Gates *gatesapi.Gates `json:"gates,omitempty"`
 }
 
-// HelmChartStatus is the observed state of a HelmChart (seed 003).
+// HelmChartStatus is the observed state of a HelmChart (docs/helmchart.md).
 type HelmChartStatus struct {
 	// ObservedGeneration is the last generation reconciled.
 	// +optional

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The examples of seed 000 (Flux v1's .flux.yaml documentation), each through the whole loop:
+// The examples of docs/fluxyaml.md (Flux v1's .flux.yaml examples), each through the whole loop:
 // the generation applies the generated workload, a ManifestUpdate commits a change to the Git
 // server touching only the expected file, and the next artifact applies the change.
 
@@ -29,7 +29,7 @@ func containerImage(d *appsv1.Deployment, container string) string {
 	return ""
 }
 
-const seedDeployment = `apiVersion: apps/v1
+const exampleDeployment = `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: podinfo
@@ -51,7 +51,7 @@ spec:
           image: busybox:1.36
 `
 
-const seedImageUpdate = `
+const exampleImageUpdate = `
 metadata:
   name: podinfo-6-1
 spec:
@@ -63,7 +63,7 @@ spec:
     image: ghcr.io/stefanprodan/podinfo:6.1.0
 `
 
-// kubeyaml stands in for kubeyaml (the seed's updater tool, not in the controller image): enough
+// kubeyaml stands in for kubeyaml (the updater of docs/fluxyaml.md tool, not in the controller image): enough
 // of `kubeyaml image` and `kubeyaml annotate` for the patch file of this fixture, reading YAML
 // documents on stdin and writing them to stdout with the change made to the named workload's
 // document. `annotate KEY=` (an unset FLUX_POLICY_VALUE) removes the annotation.
@@ -111,9 +111,9 @@ function flush(   i, k, nm, nsv, meta, ann, found, c, eq, key, val, skip) {
 END { flush() }'
 `
 
-// Seed 000's kustomize commandUpdated example: `kustomize build .` generates, the containerImage
+// The kustomize commandUpdated example of docs/fluxyaml.md: `kustomize build .` generates, the containerImage
 // and policy updaters edit flux-patch.yaml (a kustomize patch) with kubeyaml.
-func TestManifestUpdateSeedKustomizeCommandUpdated(t *testing.T) {
+func TestManifestUpdateExampleKustomizeCommandUpdated(t *testing.T) {
 	g := NewWithT(t)
 	f := newUpdateFixture(t, map[string]string{
 		"apps/.flux.yaml": `version: 1
@@ -137,7 +137,7 @@ commandUpdated:
 `,
 		"apps/kubeyaml":           kubeyaml,
 		"apps/kustomization.yaml": "resources:\n  - podinfo.yaml\npatches:\n  - path: flux-patch.yaml\n",
-		"apps/podinfo.yaml":       seedDeployment,
+		"apps/podinfo.yaml":       exampleDeployment,
 		"apps/flux-patch.yaml": `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -156,7 +156,7 @@ spec:
 	g.Eventually(readyCondition(gen), timeout).Should(HavePrefix("True|"))
 	g.Expect(containerImage(deployment(g, f.ns, "podinfo"), "app")).To(Equal("ghcr.io/stefanprodan/podinfo:6.0.1"), "the patch applies")
 
-	key := f.createUpdate(t, seedImageUpdate)
+	key := f.createUpdate(t, exampleImageUpdate)
 	g.Eventually(updateReady(key), timeout).Should(HavePrefix("True|Committed|"))
 	g.Expect(f.commitCount(t)).To(Equal("2"))
 	g.Expect(f.changedFiles(t)).To(Equal([]string{"apps/flux-patch.yaml"}))
@@ -185,9 +185,9 @@ spec:
 	g.Expect(containerImage(d, "sidecar")).To(Equal("busybox:1.36"))
 }
 
-// Seed 000's patchUpdated helm example: `helm template ../charts/mychart -f overrides.yaml`
+// The patchUpdated helm example of docs/fluxyaml.md: `helm template ../charts/mychart -f overrides.yaml`
 // generates, the change is kept in flux-patch.yaml, created by the first update.
-func TestManifestUpdateSeedHelmPatchUpdated(t *testing.T) {
+func TestManifestUpdateExampleHelmPatchUpdated(t *testing.T) {
 	g := NewWithT(t)
 	f := newUpdateFixture(t, map[string]string{
 		"charts/mychart/Chart.yaml":  "apiVersion: v2\nname: mychart\nversion: 0.1.0\n",
@@ -228,7 +228,7 @@ patchUpdated:
 	g.Expect(*d.Spec.Replicas).To(Equal(int32(2)))
 	g.Expect(containerImage(d, "app")).To(Equal("ghcr.io/stefanprodan/podinfo:6.0.0"))
 
-	key := f.createUpdate(t, seedImageUpdate)
+	key := f.createUpdate(t, exampleImageUpdate)
 	g.Eventually(updateReady(key), timeout).Should(HavePrefix("True|Committed|"))
 	g.Expect(f.commitCount(t)).To(Equal("2"))
 	g.Expect(f.changedFiles(t)).To(Equal([]string{"apps/flux-patch.yaml"}))
