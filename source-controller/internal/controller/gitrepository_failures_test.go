@@ -111,3 +111,18 @@ func TestGitRepositoryURLSchemeIsValidated(t *testing.T) {
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 	g.Expect(err.Error()).To(ContainSubstring("spec.url"))
 }
+
+// A Secret that does not exist (yet) is named, as in every controller (shared/secrets), and
+// retried: created later, it is used.
+func TestGitRepositoryMissingSecret(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	server := testserver.NewGitServer(t, testserver.Options{Username: "bob", Password: "s3cret"})
+	repo := server.NewRepo(t, "private")
+	first := repo.Commit(t, "Initial commit", map[string]string{"a": "1"})
+	key := createRepo(t, ns, "private", sourcev1.GitRepositorySpec{URL: repo.HTTPURL(), SecretRef: &meta.LocalObjectReference{Name: "auth"}})
+	g.Eventually(condition(key, meta.ReadyCondition), timeout).Should(And(
+		HavePrefix("False|"), HaveSuffix("Secret '"+ns+"/auth' not found")))
+	createSecret(t, ns, "auth", map[string][]byte{"username": []byte("bob"), "password": []byte("s3cret")})
+	g.Eventually(revision(key), timeout).Should(Equal("master@sha1:" + first))
+}

@@ -9,19 +9,14 @@ import (
 	"net/http"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 )
 
 // secretData reads the data of a Secret of the object's namespace (credentials, keys, CAs).
 func (r *SourceReconciler) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
-	secret := &corev1.Secret{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, secret); err != nil {
-		return nil, fmt.Errorf("failed to get secret '%s/%s': %w", namespace, name, err)
-	}
-	return secret.Data, nil
+	return secrets.Data(ctx, r.Client, namespace, name)
 }
 
 // tlsConfig reads `ca.crt`, and `tls.crt` with `tls.key`, from a Secret's data.
