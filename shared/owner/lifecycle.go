@@ -133,6 +133,18 @@ type Lifecycle[T Object] struct {
 // Forget drops what is remembered of an owner that is gone.
 func (l *Lifecycle[T]) Forget(key types.NamespacedName) { l.memory.Forget(key) }
 
+// ReconcileRequest reads the owner of req into obj (an empty object of the kind) and reconciles
+// it; an owner that is gone is forgotten.
+func (l *Lifecycle[T]) ReconcileRequest(ctx context.Context, req ctrl.Request, obj T) (ctrl.Result, error) {
+	if err := l.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			l.Forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return l.Reconcile(ctx, obj)
+}
+
 // Reconcile runs the lifecycle for obj, just read from the API, and writes its status once at
 // the end (status.Finalize).
 func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (result ctrl.Result, retErr error) {
