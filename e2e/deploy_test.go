@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
@@ -26,6 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -259,16 +263,10 @@ func checkPodSecurity(t *testing.T, deployments map[string]*appsv1.Deployment) {
 	ns := &corev1.Namespace{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: deployNamespace}, ns)).To(Succeed())
 	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
-	podFrom := func(d *appsv1.Deployment) *corev1.Pod {
-		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: deployNamespace, GenerateName: d.Name + "-", Labels: d.Spec.Template.Labels},
-			Spec:       *d.Spec.Template.Spec.DeepCopy(),
-		}
-	}
 	for name, d := range deployments {
-		g.Expect(env.Client.Create(ctx, podFrom(d), client.DryRunAll)).To(Succeed(), name)
+		g.Expect(env.Client.Create(ctx, podFromTemplate(d), client.DryRunAll)).To(Succeed(), name)
 	}
-	bad := podFrom(deployments["gating-controller"])
+	bad := podFromTemplate(deployments["gating-controller"])
 	bad.Spec.Containers[0].SecurityContext.Capabilities = nil
 	err := env.Client.Create(ctx, bad, client.DryRunAll)
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
@@ -449,8 +447,23 @@ func effectiveIDs(pod corev1.PodSpec, c corev1.Container) (uid, gid *int64) {
 // which has no token, does not mount the controller's checkouts (--storage-path), runs as
 // another user and group, and reaches the manager only over the socket directory they share.
 func TestDeployOnlyTheControllerContainerHasAToken(t *testing.T) {
-	g := NewWithT(t)
 	deployments := deploymentsIn(t, buildObjects(t, filepath.Join(env.Root, "deploy", "default")))
+	checkOnlyTheControllerHasAToken(t, deployments)
+
+	// By default the runner is not root either: its commands run as its own user.
+	pod := deployments["manifest-generator"].Spec.Template.Spec
+	runnerUID, _ := effectiveIDs(pod, *containerNamed(pod, "runner"))
+	NewWithT(t).Expect(*runnerUID).NotTo(BeZero())
+}
+
+// checkOnlyTheControllerHasAToken checks the trust boundary (see
+// TestDeployOnlyTheControllerContainerHasAToken) on the Deployments of deploy/default, with or
+// without components: every container but manager is without a token, and the runner does not
+// mount /data, does not run as the controller's user or group, and shares the socket's directory
+// with the manager.
+func checkOnlyTheControllerHasAToken(t *testing.T, deployments map[string]*appsv1.Deployment) {
+	t.Helper()
+	g := NewWithT(t)
 	g.Expect(deployments).To(HaveLen(len(harness.Controllers)))
 	for name, d := range deployments {
 		pod := d.Spec.Template.Spec
@@ -505,7 +518,6 @@ func TestDeployOnlyTheControllerContainerHasAToken(t *testing.T) {
 	runnerUID, runnerGID := effectiveIDs(pod, *runner)
 	g.Expect(managerUID).NotTo(BeNil())
 	g.Expect(runnerUID).NotTo(BeNil(), "the runner's user must be set, not the image's (the controller's)")
-	g.Expect(*runnerUID).NotTo(BeZero())
 	g.Expect(*runnerUID).NotTo(Equal(*managerUID), "the runner runs as the controller's user")
 	g.Expect(managerGID).NotTo(BeNil())
 	g.Expect(runnerGID).NotTo(BeNil())
@@ -532,6 +544,55 @@ func TestDeployOnlyTheControllerContainerHasAToken(t *testing.T) {
 	g.Expect(tokenHolders(*mounted)).To(ConsistOf("manager", "runner"))
 }
 
+// componentOverlay writes the overlay of deploy/README.md that adds deploy/components/<component>
+// to deploy/default, with local paths, and checks that the README shows it; it returns the
+// overlay's directory.
+func componentOverlay(t *testing.T, component string) string {
+	t.Helper()
+	g := NewWithT(t)
+	overlay := t.TempDir()
+	rel := func(p string) string {
+		r, err := filepath.Rel(overlay, filepath.Join(env.Root, p))
+		g.Expect(err).NotTo(HaveOccurred())
+		return r
+	}
+	g.Expect(os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: sluice-system
+resources:
+  - %s
+components:
+  - %s
+`, rel("deploy/default"), rel("deploy/components/"+component))), 0o644)).To(Succeed())
+	readme, err := os.ReadFile(filepath.Join(env.Root, "deploy", "README.md"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(readme)).To(MatchRegexp(`components:\n\s+- \S*deploy/components/`+regexp.QuoteMeta(component)+`(\?|\s)`),
+		"deploy/README.md shows the overlay of %s", component)
+	return overlay
+}
+
+// compareObjects names (kind/namespace/name) the objects of after that differ from those of
+// before, and those before does not have.
+func compareObjects(before, after []*unstructured.Unstructured) (changed, added []string) {
+	key := func(o *unstructured.Unstructured) string {
+		return o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+	}
+	byKey := map[string]*unstructured.Unstructured{}
+	for _, o := range before {
+		byKey[key(o)] = o
+	}
+	for _, o := range after {
+		b, ok := byKey[key(o)]
+		switch {
+		case !ok:
+			added = append(added, key(o))
+		case !reflect.DeepEqual(o.Object, b.Object):
+			changed = append(changed, key(o))
+		}
+	}
+	return changed, added
+}
+
 // The persistent-storage component, used as deploy/README.md says, adds a claim and mounts it at
 // the source-controller's storage path; applied over a running deploy/default it switches /data
 // to the claim, and applying deploy/default again switches it back.
@@ -541,45 +602,10 @@ func TestDeployPersistentStorageComponent(t *testing.T) {
 	defaults := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
 	applyObjects(t, defaults)
 
-	overlay := t.TempDir()
-	rel := func(p string) string {
-		r, err := filepath.Rel(overlay, filepath.Join(env.Root, p))
-		g.Expect(err).NotTo(HaveOccurred())
-		return r
-	}
-	// The overlay of deploy/README.md, with local paths.
-	g.Expect(os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-namespace: sluice-system
-resources:
-  - %s
-components:
-  - %s
-`, rel("deploy/default"), rel("deploy/components/persistent-storage"))), 0o644)).To(Succeed())
-	readme, err := os.ReadFile(filepath.Join(env.Root, "deploy", "README.md"))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(readme)).To(MatchRegexp(`components:\n\s+- \S*deploy/components/persistent-storage`), "deploy/README.md shows the overlay")
-
-	objects := buildObjects(t, overlay)
+	objects := buildObjects(t, componentOverlay(t, "persistent-storage"))
 	// The component adds one claim and changes nothing but the source-controller Deployment.
-	key := func(o *unstructured.Unstructured) string {
-		return o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
-	}
-	byKey := map[string]*unstructured.Unstructured{}
-	for _, o := range defaults {
-		byKey[key(o)] = o
-	}
-	var added []string
-	for _, o := range objects {
-		before, ok := byKey[key(o)]
-		if !ok {
-			added = append(added, key(o))
-			continue
-		}
-		if key(o) != "Deployment/sluice-system/source-controller" {
-			g.Expect(o.Object).To(Equal(before.Object), key(o))
-		}
-	}
+	changed, added := compareObjects(defaults, objects)
+	g.Expect(changed).To(ConsistOf("Deployment/sluice-system/source-controller"))
 	g.Expect(added).To(ConsistOf("PersistentVolumeClaim/sluice-system/source-controller-data"))
 	g.Expect(objects).To(HaveLen(len(defaults) + 1))
 
@@ -617,6 +643,194 @@ components:
 	v = dataVolume()
 	g.Expect(v.PersistentVolumeClaim).To(BeNil())
 	g.Expect(v.EmptyDir).NotTo(BeNil())
+}
+
+// jobUsersCapabilities are the capabilities the runner needs to run each session as a user of
+// its own, and the only ones deploy/components/runner-job-users adds.
+var jobUsersCapabilities = []corev1.Capability{"SETUID", "SETGID", "CHOWN", "FOWNER", "KILL"}
+
+// The runner-job-users component, used as deploy/README.md says, gives the manifest-generator's
+// runner --job-users and what switching users takes (root, those five capabilities, no privilege
+// escalation), and lowers the namespace's enforced Pod Security level to baseline, keeping warn and
+// audit at restricted; nothing else changes. The trust boundary still holds, the API server
+// accepts the set, the namespace admits the runner with a warning, and refuses a pod beyond
+// baseline; deploy/default, applied again, enforces restricted again, which would refuse it.
+func TestDeployRunnerJobUsersComponent(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	defaults := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
+	objects := buildObjects(t, componentOverlay(t, "runner-job-users"))
+	changed, added := compareObjects(defaults, objects)
+	g.Expect(changed).To(ConsistOf("Namespace//"+deployNamespace, "Deployment/"+deployNamespace+"/manifest-generator"))
+	g.Expect(added).To(BeEmpty())
+	g.Expect(objects).To(HaveLen(len(defaults)))
+
+	// In the built Deployment: the runner gets one flag and its security context, nothing else.
+	before := deploymentsIn(t, defaults)["manifest-generator"]
+	deployments := deploymentsIn(t, objects)
+	after := deployments["manifest-generator"]
+	checkRunnerJobUsers(t, after)
+	beforeRunner, afterRunner := containerNamed(before.Spec.Template.Spec, "runner"), containerNamed(after.Spec.Template.Spec, "runner")
+	g.Expect(afterRunner.Args).To(Equal(append(slices.Clone(beforeRunner.Args), "--job-users=100000-100999")))
+	g.Expect(beforeRunner.SecurityContext.SeccompProfile).To(Equal(afterRunner.SecurityContext.SeccompProfile))
+	expected := before.DeepCopy()
+	r := containerNamed(expected.Spec.Template.Spec, "runner")
+	r.Args, r.SecurityContext = afterRunner.Args, afterRunner.SecurityContext
+	g.Expect(after).To(Equal(expected), "the component changes the runner's args and security context only")
+	checkOnlyTheControllerHasAToken(t, deployments)
+
+	for _, o := range objects {
+		if o.GetKind() == "Namespace" {
+			g.Expect(o.GetLabels()).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))
+			g.Expect(o.GetLabels()).To(HaveKeyWithValue("pod-security.kubernetes.io/warn", "restricted"))
+			g.Expect(o.GetLabels()).To(HaveKeyWithValue("pod-security.kubernetes.io/audit", "restricted"))
+		}
+	}
+
+	// The API server accepts the set, over deploy/default.
+	applyObjects(t, defaults)
+	t.Cleanup(func() {
+		if t.Failed() {
+			applyObjects(t, defaults)
+		}
+	})
+	applyObjects(t, objects)
+	stored := map[string]*appsv1.Deployment{}
+	for _, name := range harness.Controllers {
+		d := &appsv1.Deployment{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: name}, d)).To(Succeed())
+		stored[name] = d
+	}
+	mg := stored["manifest-generator"]
+	checkDeployment(t, mg) // the runner's flags are the binary's too
+	checkRunnerJobUsers(t, mg)
+
+	// The namespace enforces baseline, which admits the pod; restricted still warns about it.
+	ns := &corev1.Namespace{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: deployNamespace}, ns)).To(Succeed())
+	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))
+	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/warn", "restricted"))
+	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/audit", "restricted"))
+	warnings := &warningRecorder{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WarningHandler = warnings
+	cs, err := kubernetes.NewForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	dryRun := func(pod *corev1.Pod) ([]string, error) {
+		warnings.take()
+		_, err := cs.CoreV1().Pods(deployNamespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return warnings.take(), err
+	}
+	got, err := dryRun(podFromTemplate(mg))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(ContainElement(And(ContainSubstring(`PodSecurity "restricted`), ContainSubstring(`"runner"`))))
+	g.Expect(strings.Join(got, "\n")).NotTo(ContainSubstring(`"manager"`), "the manager is restricted")
+	for name, d := range stored {
+		if name != "manifest-generator" {
+			got, err := dryRun(podFromTemplate(d))
+			g.Expect(err).NotTo(HaveOccurred(), name)
+			g.Expect(got).To(BeEmpty(), "%s is restricted", name)
+		}
+	}
+	// The check is real: a capability beyond the baseline's is refused.
+	bad := podFromTemplate(mg)
+	r = containerNamed(bad.Spec, "runner")
+	r.SecurityContext.Capabilities.Add = append(r.SecurityContext.Capabilities.Add, "SYS_ADMIN")
+	_, err = dryRun(bad)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring("baseline"))
+
+	// deploy/default, applied again, takes the runner and the namespace back to restricted,
+	// which refuses the component's runner.
+	applyObjects(t, defaults)
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: deployNamespace}, ns)).To(Succeed())
+	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
+	g.Expect(ns.Labels).NotTo(HaveKey("pod-security.kubernetes.io/warn"))
+	g.Expect(ns.Labels).NotTo(HaveKey("pod-security.kubernetes.io/audit"))
+	_, err = dryRun(podFromTemplate(mg))
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring("restricted"))
+	d := &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(mg), d)).To(Succeed())
+	runner := containerNamed(d.Spec.Template.Spec, "runner")
+	g.Expect(runner.Args).NotTo(ContainElement(HavePrefix("--job-users")))
+	g.Expect(*runner.SecurityContext.RunAsUser).To(BeEquivalentTo(65533))
+	g.Expect(runner.SecurityContext.Capabilities.Add).To(BeEmpty())
+}
+
+// checkRunnerJobUsers checks the manifest-generator Deployment with the runner-job-users
+// component: each session as a user of its own, from a range without root and the controller's
+// user; the runner as root with the capabilities to switch to them and nothing more; the manager
+// as in deploy/default.
+func checkRunnerJobUsers(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	g := NewWithT(t)
+	pod := d.Spec.Template.Spec
+	manager, runner := containerNamed(pod, "manager"), containerNamed(pod, "runner")
+	g.Expect(manager).NotTo(BeNil())
+	g.Expect(runner).NotTo(BeNil())
+
+	users, ok := flagValue(runner.Args, "--job-users")
+	g.Expect(ok).To(BeTrue(), "the runner has no --job-users")
+	first, last, _ := strings.Cut(users, "-")
+	from, err := strconv.ParseInt(first, 10, 64)
+	g.Expect(err).NotTo(HaveOccurred(), users)
+	to, err := strconv.ParseInt(last, 10, 64)
+	g.Expect(err).NotTo(HaveOccurred(), users)
+	g.Expect(from).To(BeNumerically(">", 0), users)
+	g.Expect(to).To(BeNumerically(">=", from), users)
+	managerUID, _ := effectiveIDs(pod, *manager)
+	g.Expect(*managerUID).To(Or(BeNumerically("<", from), BeNumerically(">", to)), "the controller's user is a session user")
+
+	uid, gid := effectiveIDs(pod, *runner)
+	g.Expect(*uid).To(BeZero())
+	g.Expect(*gid).To(BeZero())
+	sc := runner.SecurityContext
+	g.Expect(sc.RunAsNonRoot).NotTo(BeNil())
+	g.Expect(*sc.RunAsNonRoot).To(BeFalse(), "the pod's runAsNonRoot would stop a root runner")
+	g.Expect(*sc.AllowPrivilegeEscalation).To(BeFalse())
+	g.Expect(*sc.ReadOnlyRootFilesystem).To(BeTrue())
+	g.Expect(sc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+	g.Expect(sc.Capabilities.Add).To(ConsistOf(jobUsersCapabilities))
+	g.Expect(sc.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+
+	msc := manager.SecurityContext
+	g.Expect(*msc.RunAsUser).To(BeEquivalentTo(65532))
+	g.Expect(*msc.RunAsGroup).To(BeEquivalentTo(65532))
+	g.Expect(msc.RunAsNonRoot == nil || *msc.RunAsNonRoot).To(BeTrue())
+	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
+	g.Expect(*msc.AllowPrivilegeEscalation).To(BeFalse())
+	g.Expect(msc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+	g.Expect(msc.Capabilities.Add).To(BeEmpty())
+}
+
+// podFromTemplate is a pod of sluice-system made from the template of d.
+func podFromTemplate(d *appsv1.Deployment) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: deployNamespace, GenerateName: d.Name + "-", Labels: d.Spec.Template.Labels},
+		Spec:       *d.Spec.Template.Spec.DeepCopy(),
+	}
+}
+
+// warningRecorder keeps the warnings of the API server's responses.
+type warningRecorder struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (w *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.warnings = append(w.warnings, text)
+}
+
+// take returns the warnings kept so far and forgets them.
+func (w *warningRecorder) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.warnings
+	w.warnings = nil
+	return out
 }
 
 // A CRD generated into deploy/crds but missing from its kustomization would never be deployed.
