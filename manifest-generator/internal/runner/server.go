@@ -168,10 +168,12 @@ func emptyDir(dir string) error {
 }
 
 // removeTree deletes a tree whose commands may have taken the write bits off its directories.
+// The directories are opened to everyone first: a runner that switches users has CAP_FOWNER (it
+// may chmod them) but not CAP_DAC_OVERRIDE, so only the mode lets it into a session's tree.
 func removeTree(dir string) error {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
+			_ = os.Chmod(p, 0o777)
 		}
 		return nil
 	})
