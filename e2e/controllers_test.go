@@ -39,6 +39,9 @@ func TestControllerHelpListsEveryFlagWithItsDefault(t *testing.T) {
 			g.Expect(help).To(MatchRegexp(`--metrics-addr string\s+The address the Prometheus metrics endpoint binds to\. \(default ":8080"\)`))
 			g.Expect(help).To(MatchRegexp(`--concurrent int\s+.*\(default 4\)`))
 			g.Expect(help).To(MatchRegexp(`--max-retry-delay duration\s+.*\(default 15m0s\)`))
+			// The API server's priority and fairness paces the controllers, not a low client limit.
+			g.Expect(help).To(MatchRegexp(`--kube-api-qps float32\s+.*priority and fairness.*\(default 1000\)`))
+			g.Expect(help).To(MatchRegexp(`--kube-api-burst int\s+.*\(default 2000\)`))
 			if name == "resourceset-controller" || name == "manifest-generator" {
 				g.Expect(help).To(ContainSubstring("--default-service-account"))
 			}

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
@@ -121,7 +122,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 		return err
 	}
 	applyConfig := *mgr.GetConfig()
-	applyConfig.QPS, applyConfig.Burst = 50, 300
+	applyConfig.QPS, applyConfig.Burst = bootstrap.DefaultKubeAPIQPS, bootstrap.DefaultKubeAPIBurst
 	r := &ManifestGenerationReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Builder: builder,
 		Clients: &impersonation.Clients{Config: &applyConfig, Scheme: scheme, Mapper: mgr.GetRESTMapper(),

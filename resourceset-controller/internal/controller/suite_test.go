@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
@@ -91,9 +92,9 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	}
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), rsv1.Finalizer)
 	// The account clients count their API requests (the benchmarks report them) and have the
-	// controller's default rate limits (--kube-api-qps=50, --kube-api-burst=300).
+	// controller's default rate limits (--kube-api-qps, --kube-api-burst).
 	applyConfig := rest.CopyConfig(mgr.GetConfig())
-	applyConfig.QPS, applyConfig.Burst = 50, 300
+	applyConfig.QPS, applyConfig.Burst = bootstrap.DefaultKubeAPIQPS, bootstrap.DefaultKubeAPIBurst
 	applyConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper { return apiCalls.wrap(rt) })
 	clients = &impersonation.Clients{Config: applyConfig, Scheme: scheme, Mapper: mgr.GetRESTMapper(),
 		DefaultServiceAccount: "tenant", ControllerNamespace: controllerNamespace}
