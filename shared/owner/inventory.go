@@ -31,3 +31,32 @@ func Refs[R Ref](entries []apply.Entry) []R {
 	}
 	return out
 }
+
+// Inventory is the status inventory type of the owners' API groups, `{entries: [{id, v}]}`.
+type Inventory[R Ref] interface {
+	~struct {
+		Entries []R `json:"entries"`
+	}
+}
+
+// StatusFields are the Fields of an owner's status that holds the usual fields: its
+// observedGeneration, lastAppliedRevision and inventory (nil until something was applied).
+func StatusFields[I Inventory[R], R Ref](observedGeneration *int64, lastAppliedRevision *string, inventory **I) Fields {
+	return Fields{
+		ObservedGeneration: observedGeneration, LastAppliedRevision: lastAppliedRevision,
+		Inventory: func() []apply.Entry {
+			if *inventory == nil {
+				return nil
+			}
+			return Entries(struct {
+				Entries []R `json:"entries"`
+			}(**inventory).Entries)
+		},
+		SetInventory: func(e []apply.Entry) {
+			inv := I(struct {
+				Entries []R `json:"entries"`
+			}{Entries: Refs[R](e)})
+			*inventory = &inv
+		},
+	}
+}

@@ -84,18 +84,7 @@ func (r *ManifestGenerationReconciler) owners() *owner.Lifecycle[*generatorv1.Ma
 
 // Fields are the status fields the lifecycle keeps.
 func (r *ManifestGenerationReconciler) Fields(obj *generatorv1.ManifestGeneration) owner.Fields {
-	return owner.Fields{
-		ObservedGeneration: &obj.Status.ObservedGeneration, LastAppliedRevision: &obj.Status.LastAppliedRevision,
-		Inventory: func() []apply.Entry {
-			if obj.Status.Inventory == nil {
-				return nil
-			}
-			return owner.Entries(obj.Status.Inventory.Entries)
-		},
-		SetInventory: func(e []apply.Entry) {
-			obj.Status.Inventory = &generatorv1.ResourceInventory{Entries: owner.Refs[generatorv1.ResourceRef](e)}
-		},
-	}
+	return owner.StatusFields[generatorv1.ResourceInventory, generatorv1.ResourceRef](&obj.Status.ObservedGeneration, &obj.Status.LastAppliedRevision, &obj.Status.Inventory)
 }
 
 // Settings: the sync timeout bounds the apply; the whole reconcile gets a minute more, for the

@@ -85,18 +85,7 @@ func (r *ResourceSetReconciler) owners() *owner.Lifecycle[*rsv1.ResourceSet] {
 
 // Fields are the status fields the lifecycle keeps.
 func (r *ResourceSetReconciler) Fields(obj *rsv1.ResourceSet) owner.Fields {
-	return owner.Fields{
-		ObservedGeneration: &obj.Status.ObservedGeneration, LastAppliedRevision: &obj.Status.LastAppliedRevision,
-		Inventory: func() []apply.Entry {
-			if obj.Status.Inventory == nil {
-				return nil
-			}
-			return owner.Entries(obj.Status.Inventory.Entries)
-		},
-		SetInventory: func(e []apply.Entry) {
-			obj.Status.Inventory = &rsv1.ResourceInventory{Entries: owner.Refs[rsv1.ResourceRef](e)}
-		},
-	}
+	return owner.StatusFields[rsv1.ResourceInventory, rsv1.ResourceRef](&obj.Status.ObservedGeneration, &obj.Status.LastAppliedRevision, &obj.Status.Inventory)
 }
 
 // Settings: a ResourceSet always prunes, and is paused by its reconcile annotation.
