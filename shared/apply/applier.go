@@ -1,7 +1,8 @@
 // Package apply applies a set of objects for an owner (a ResourceSet, a ManifestGeneration) the
 // way the Flux appliers do, with fluxcd/pkg/ssa: server-side apply in stages, an inventory,
 // staged garbage collection, health checks; plus a memory of what was applied, so a no-op
-// reconcile costs a LIST per kind and namespace instead of a dry-run per object.
+// reconcile costs a LIST per kind and namespace instead of a dry-run per object, and a LIST of
+// names instead of a GET per object that does not exist yet (absent.go).
 package apply
 
 import (
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-gitops/sluice/shared/impersonation"
@@ -114,7 +116,9 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 	cs := ssa.NewChangeSet()
 	res := &Result{ChangeSet: cs}
 	if len(toApply) > 0 {
-		applied, err := rm.ApplyAllStaged(ctx, toApply, a.options(req))
+		// The GET before each dry-run is answered from a LIST for objects that do not exist yet.
+		applier := a.managerFor(newAbsentClient(a.Client.Client, toApply))
+		applied, err := applier.ApplyAllStaged(ctx, toApply, a.options(req))
 		cs.Append(applied.Entries)
 		if err != nil {
 			a.Memory.Forget(req.Owner)
@@ -177,8 +181,11 @@ func (a *Applier) Delete(ctx context.Context, owner types.NamespacedName, invent
 	return a.prune(ctx, rm, rm.GetOwnerLabels(owner.Name, owner.Namespace), stale)
 }
 
-func (a *Applier) manager() *ssa.ResourceManager {
-	rm := ssa.NewResourceManager(a.Client, a.Client.Poller, ssa.Owner{Field: a.FieldManager, Group: a.OwnerGroup})
+func (a *Applier) manager() *ssa.ResourceManager { return a.managerFor(a.Client.Client) }
+
+// managerFor is a resource manager that makes its requests with c.
+func (a *Applier) managerFor(c client.Client) *ssa.ResourceManager {
+	rm := ssa.NewResourceManager(c, a.Client.Poller, ssa.Owner{Field: a.FieldManager, Group: a.OwnerGroup})
 	if a.Concurrency > 0 {
 		rm.SetConcurrency(a.Concurrency)
 	}
