@@ -54,6 +54,8 @@ type ResourceSetReconciler struct {
 
 	once      sync.Once
 	lifecycle *owner.Lifecycle[*rsv1.ResourceSet]
+	// dependencyWatches release dependents when a dependency of any kind changes.
+	dependencyWatches *dependencyWatches
 }
 
 // +kubebuilder:rbac:groups=fluxcd.controlplane.io,resources=resourcesets,verbs=get;list;watch;update;patch

@@ -10,12 +10,13 @@ import (
 )
 
 // checkDependencies evaluates spec.dependsOn as the ResourceSet's account: unmet → wait
-// (Ready=False, DependencyNotReady, checked again after --requeue-dependency and when a
-// dependency that is a ResourceSet changes); a bad readyExpr or an unknown kind → Stalled.
+// (Ready=False, DependencyNotReady, checked again when a dependency changes, and after
+// --requeue-dependency); a bad readyExpr or an unknown kind → Stalled.
 func (r *ResourceSetReconciler) checkDependencies(ctx context.Context, obj *rsv1.ResourceSet) (bool, error) {
 	if len(obj.Spec.DependsOn) == 0 {
 		return false, nil
 	}
+	r.dependencyWatches.ensure(ctx, obj.Spec.DependsOn)
 	cl, err := r.owners().ClientFor(ctx, obj)
 	if err != nil {
 		return false, err

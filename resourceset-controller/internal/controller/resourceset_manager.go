@@ -28,7 +28,8 @@ const dependsOnIndex = "spec.dependsOn.resourceset"
 
 // SetupWithManager registers the ResourceSet controller. A ResourceSet is reconciled when its
 // spec or reconcile annotations change, when a provider it uses exports new inputs, when a gate
-// it lists opens or closes, and when a ResourceSet it depends on becomes ready or not.
+// it lists opens or closes, when a ResourceSet it depends on becomes ready or not, and when an
+// object of another kind it depends on changes (dependencyWatches).
 func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	if err := gates.SetupIndex(ctx, mgr.GetFieldIndexer(), &rsv1.ResourceSet{}); err != nil {
 		return err
@@ -48,6 +49,9 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	}); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &rsv1.ResourceSet{}, dependsOnObjectIndex, dependsOnKeys); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&rsv1.ResourceSet{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{},
@@ -58,7 +62,25 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		Watches(&rsv1.ResourceSet{}, handler.EnqueueRequestsFromMapFunc(r.dependents),
 			builder.WithPredicates(readinessChanged())).
 		WithOptions(opts)
-	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &rsv1.ResourceSetList{} }).Complete(r)
+	c, err := gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &rsv1.ResourceSetList{} }).Build(r)
+	if err != nil {
+		return err
+	}
+	r.dependencyWatches = &dependencyWatches{ctrl: c, cache: mgr.GetCache(), list: r.dependentsByKey}
+	return nil
+}
+
+// dependentsByKey are the ResourceSets that depend on the object of a dependsOnObjectIndex key.
+func (r *ResourceSetReconciler) dependentsByKey(ctx context.Context, key string) []reconcile.Request {
+	list := &rsv1.ResourceSetList{}
+	if err := r.List(ctx, list, client.MatchingFields{dependsOnObjectIndex: key}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, rs := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rs)})
+	}
+	return reqs
 }
 
 // usersOfProvider are the ResourceSets of the provider's namespace that select it.

@@ -101,7 +101,8 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	opts := controller.Options{MaxConcurrentReconciles: 4}
 	rset := &ResourceSetReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clients: clients,
-		ControllerName: ControllerName, RequeueDependency: time.Second, Dependencies: dependency.NewCache(),
+		// Far longer than any test waits: dependencies are released by watches, not by the poll.
+		ControllerName: ControllerName, RequeueDependency: 10 * time.Minute, Dependencies: dependency.NewCache(),
 		Metrics: &readiness, ApplyConcurrency: 4,
 	}
 	if err := rset.SetupWithManager(ctx, mgr, opts); err != nil {
