@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -43,9 +44,10 @@ func dependencyKey(apiVersion, kind, namespace, name string) string {
 // metadata-only watch of a kind (no Secret data is cached) is started the first time a
 // ResourceSet depends on that kind, and kept: the kinds watched are those in use.
 type dependencyWatches struct {
-	ctrl  controller.Controller
-	cache cache.Cache
-	list  func(ctx context.Context, key string) []reconcile.Request
+	ctrl   controller.Controller
+	cache  cache.Cache
+	mapper apimeta.RESTMapper
+	list   func(ctx context.Context, key string) []reconcile.Request
 
 	mu      sync.Mutex
 	watched map[schema.GroupVersionKind]bool
@@ -62,6 +64,12 @@ func (w *dependencyWatches) ensure(ctx context.Context, deps []rsv1.Dependency) 
 	for _, d := range deps {
 		gvk := schema.FromAPIVersionAndKind(d.APIVersion, d.Kind)
 		if w.watched[gvk] || (d.Kind == rsv1.ResourceSetKind && d.APIVersion == rsv1.GroupVersion.String()) {
+			continue
+		}
+		// A watch of a kind not served would retry in the background, logging, forever: it
+		// waits until the kind exists (the mapper discovers new CRDs).
+		if _, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			log.FromContext(ctx).V(1).Info("the kind of a dependency is not served yet; it is polled", "kind", gvk.String())
 			continue
 		}
 		obj := &metav1.PartialObjectMetadata{}

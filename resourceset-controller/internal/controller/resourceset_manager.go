@@ -66,7 +66,7 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	if err != nil {
 		return err
 	}
-	r.dependencyWatches = &dependencyWatches{ctrl: c, cache: mgr.GetCache(), list: r.dependentsByKey}
+	r.dependencyWatches = &dependencyWatches{ctrl: c, cache: mgr.GetCache(), mapper: mgr.GetRESTMapper(), list: r.dependentsByKey}
 	return nil
 }
 
