@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// The change freeze of gating-controller/docs/gate.md: its Gates and GitRepository, as the docs write them (the GitRepository's apiVersion
+// The change freeze of gating-controller/docs/gate.md: its Gates and GitRepository as the docs write them (the GitRepository's apiVersion
 // is the source API's; the docs's kustomize.toolkit.fluxcd.io/v1beta1 is a typo of the RFC).
 const changeFreeze = `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
 kind: Gate

@@ -9,7 +9,7 @@ import (
 )
 
 // bigKustomization is a kustomization of 500 objects (50 files of 10 ConfigMaps) behind a
-// root .flux.yaml, as in the staging of docs/fluxyaml.md layout.
+// root .flux.yaml, as in the staging layout of docs/fluxyaml.md.
 func bigKustomization() map[string]string {
 	files := map[string]string{
 		".flux.yaml": "version: 1\ncommandUpdated:\n  generators:\n    - command: kustomize build .\n",

@@ -63,7 +63,7 @@ spec:
     image: ghcr.io/stefanprodan/podinfo:6.1.0
 `
 
-// kubeyaml stands in for kubeyaml (the updater of docs/fluxyaml.md tool, not in the controller image): enough
+// kubeyaml stands in for kubeyaml (the updater tool of docs/fluxyaml.md, not in the controller image): enough
 // of `kubeyaml image` and `kubeyaml annotate` for the patch file of this fixture, reading YAML
 // documents on stdin and writing them to stdout with the change made to the named workload's
 // document. `annotate KEY=` (an unset FLUX_POLICY_VALUE) removes the annotation.

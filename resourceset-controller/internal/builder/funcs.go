@@ -51,7 +51,7 @@ func toYAML(v any) (string, error) {
 	return strings.TrimSuffix(string(out), "\n"), nil
 }
 
-// toBool is the bool of docs/resourceset.md function: inputs often carry booleans as strings
+// toBool is the bool function of docs/resourceset.md: inputs often carry booleans as strings
 // ("true"), and a typo must not silently become false.
 func toBool(v any) (bool, error) {
 	switch v := v.(type) {

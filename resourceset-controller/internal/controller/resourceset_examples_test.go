@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// the tenant of docs/resourceset.md RBAC example: a Namespace, a ServiceAccount and a RoleBinding per tenant,
+// The tenant RBAC example of docs/resourceset.md: a Namespace, a ServiceAccount and a RoleBinding per tenant,
 // applied in stages (the Namespaces first, so the namespaced objects can go in them).
 func TestResourceSetExampleTenantRBAC(t *testing.T) {
 	g := NewWithT(t)
@@ -109,7 +109,7 @@ spec:
 	g.Expect(hr.Object["spec"]).To(HaveKeyWithValue("values", map[string]any{"replicaCount": int64(3)}))
 }
 
-// the conditional of docs/resourceset.md exclusion: the ServiceAccount is generated for team1 only.
+// The conditional exclusion of docs/resourceset.md: the ServiceAccount is generated for team1 only.
 func TestResourceSetExampleConditionalExclusion(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
@@ -140,7 +140,7 @@ spec:
 	g.Expect(inventoryIDs(g, key)).To(HaveLen(3))
 }
 
-// the resourcesTemplate of docs/resourceset.md with range and if: an OCIRepository per bundle and a
+// The resourcesTemplate of docs/resourceset.md, with range and if: an OCIRepository per bundle and a
 // Kustomization per component, with decryption only where the bundle asks for it; and
 // spec.resources winning over resourcesTemplate for the same object.
 func TestResourceSetExampleResourcesTemplate(t *testing.T) {

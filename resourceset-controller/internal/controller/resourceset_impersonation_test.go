@@ -83,7 +83,7 @@ spec:
 }
 
 // In the controller's own namespace, a ResourceSet without an account runs with the
-// controller's permissions (the --default-service-account of docs/resourceset.md lockdown exemption).
+// controller's permissions (the --default-service-account lockdown exemption of docs/resourceset.md).
 func TestResourceSetInControllerNamespace(t *testing.T) {
 	g := NewWithT(t)
 	key := createResourceSet(t, controllerNamespace, `

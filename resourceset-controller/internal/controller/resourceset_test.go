@@ -11,7 +11,7 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
 
-// the first of docs/resourceset.md example: an OCIRepository and a HelmRelease per tenant, with the tenant's
+// The first example of docs/resourceset.md: an OCIRepository and a HelmRelease per tenant, with the tenant's
 // version (a quoted string) and replicas (an int), the common label, an inventory in docs/resourceset.md's
 // format and an ApplySucceeded event listing what was created. Removing a tenant prunes its
 // objects; deleting the ResourceSet removes the rest.

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// benchObject is a Cluster API-like object, as the readyExpr of docs/resourceset.md example reads it.
+// benchObject is a Cluster API-like object, as the readyExpr example of docs/resourceset.md reads it.
 var benchObject = map[string]any{
 	"apiVersion": "cluster.x-k8s.io/v1beta1",
 	"kind":       "Cluster",

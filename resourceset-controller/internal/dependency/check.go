@@ -71,7 +71,8 @@ func (c *Checker) cache() *Cache {
 //     "True" (docs/resourceset.md's definition), because kstatus takes an object without conditions as
 //     Current, and a custom resource whose controller did not write its status yet is not ready.
 //
-// Tenancy: readyExpr never sees the data or stringData of a Secret in another namespace than
+// Tenancy: readyExpr never sees the data, stringData, annotations or managed fields of a Secret
+// in another namespace than
 // ownerNamespace; the fields are removed before evaluation.
 //
 // ownerNamespace is the ResourceSet's namespace, the default namespace of refs without one.
@@ -249,11 +250,23 @@ func evaluate(ctx context.Context, name string, object map[string]any, prog *com
 				visible[k] = v
 			}
 		}
+		// Annotations may hold the data too (kubectl's last-applied-configuration does, in
+		// plain text), and managed fields name its keys: both go with it.
+		if md, ok := object["metadata"].(map[string]any); ok {
+			kept := make(map[string]any, len(md))
+			for k, v := range md {
+				if k != "annotations" && k != "managedFields" {
+					kept[k] = v
+				}
+			}
+			visible["metadata"] = kept
+			vars["metadata"] = kept
+		}
 		object = visible
 		delete(vars, "data")
 		delete(vars, "stringData")
-		if prog.idents["data"] || prog.idents["stringData"] || prog.idents[selfVariable] {
-			hint = " (the data of a Secret in another namespace than the ResourceSet is not readable)"
+		if prog.idents["data"] || prog.idents["stringData"] || prog.idents["metadata"] || prog.idents[selfVariable] {
+			hint = " (the data, annotations and managed fields of a Secret in another namespace than the ResourceSet are not readable)"
 		}
 	}
 	for _, k := range emptyWhenAbsent {

@@ -35,7 +35,7 @@ func newCRD(group, kind, plural, listKind string) *apiextensionsv1.CustomResourc
 var helmReleasesCRD = Ref{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition",
 	Name: "helmreleases.helm.toolkit.fluxcd.io", Ready: true}
 
-// the first of docs/resourceset.md example: a dependency on a CRD with ready: true waits for the CRD to exist and
+// The first example of docs/resourceset.md: a dependency on a CRD with ready: true waits for the CRD to exist and
 // be Established, although CRDs have no Ready condition (kstatus knows CRDs). The CRD is
 // cluster-scoped, so the ResourceSet's namespace is not part of its name.
 func TestCRDMustExistAndBeEstablished(t *testing.T) {

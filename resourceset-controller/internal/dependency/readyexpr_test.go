@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 const gateExpr = "string(base64.decode(data.gate)) == 'opened'\n"
@@ -19,7 +20,7 @@ func createSecret(t *testing.T, ns, name string, data map[string]string) *corev1
 	return secret
 }
 
-// the Secret of docs/resourceset.md gate: the expression decodes the Secret's data.
+// The Secret gate of docs/resourceset.md: the expression decodes the Secret's data.
 func TestSecretGateReadyExpr(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
@@ -55,7 +56,7 @@ func TestSecretDataOfOtherNamespacesIsHidden(t *testing.T) {
 	owner, other := newNamespace(t), newNamespace(t)
 	createSecret(t, other, "my-gate", map[string]string{"gate": "opened"})
 	name := "dependency 'v1/Secret " + other + "/my-gate'"
-	hint := " (the data of a Secret in another namespace than the ResourceSet is not readable)"
+	hint := " (the data, annotations and managed fields of a Secret in another namespace than the ResourceSet are not readable)"
 	ref := Ref{APIVersion: "v1", Kind: "Secret", Name: "my-gate", Namespace: other, ReadyExpr: gateExpr}
 
 	g.Expect(check(other, ref)).To(Succeed())
@@ -76,9 +77,21 @@ func TestSecretDataOfOtherNamespacesIsHidden(t *testing.T) {
 	// Metadata and type stay readable; a Secret's `type` is a CEL type name, read through self.
 	ref.ReadyExpr = "self.type == 'Opaque' && metadata.name == 'my-gate' && kind == 'Secret'"
 	g.Expect(check(owner, ref)).To(Succeed())
+
+	// The annotations go too: kubectl's last-applied-configuration holds the data in plain text.
+	// So do the managed fields, which name the data's keys.
+	secret := &corev1.Secret{}
+	g.Expect(k8s.Get(t.Context(), client.ObjectKey{Namespace: other, Name: "my-gate"}, secret)).To(Succeed())
+	secret.Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: `{"stringData":{"gate":"opened"}}`}
+	g.Expect(k8s.Update(t.Context(), secret)).To(Succeed())
+	ref.ReadyExpr = "metadata.annotations['" + corev1.LastAppliedConfigAnnotation + "'].contains('opened')"
+	g.Expect(check(other, ref)).To(Succeed(), "readable in the Secret's own namespace")
+	g.Expect(check(owner, ref)).To(beNotReady(name + " readyExpr failed: no such key: annotations" + hint))
+	ref.ReadyExpr = "has(metadata.annotations) || has(metadata.managedFields) || has(self.metadata.annotations)"
+	g.Expect(check(owner, ref)).To(beNotReady(name + " readyExpr evaluated to false" + hint))
 }
 
-// the Cluster of docs/resourceset.md API example: generation observed and control plane ready.
+// The Cluster API example of docs/resourceset.md: generation observed and control plane ready.
 func TestClusterReadyExpr(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
