@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fluxcd/pkg/sourceignore"
@@ -22,7 +23,7 @@ var defaultIgnore = strings.Join([]string{sourceignore.ExcludeVCS, sourceignore.
 // order, a later match overriding an earlier one (so `!` can re-include): the defaults, every
 // .sourceignore file in dir and its subdirectories (scoped to its directory, parents before
 // children), then specIgnore (relative to dir) when set. Files named .flux.yaml, and the
-// directories leading to them, are never excluded.
+// directories leading to them, are never excluded; .git, anywhere, always is.
 func IgnoreFilter(dir string, specIgnore *string) (func(p string, d fs.DirEntry) bool, error) {
 	var ps []gitignore.Pattern
 	for _, p := range strings.Split(defaultIgnore, ",") {
@@ -78,9 +79,15 @@ func IgnoreFilter(dir string, specIgnore *string) (func(p string, d fs.DirEntry)
 	m := gitignore.NewMatcher(ps)
 	return func(p string, d fs.DirEntry) bool {
 		isDir := d.IsDir()
+		parts := strings.Split(p, "/")
+		// A repository's configuration (credentials in remote URLs among it) and history never
+		// reach an artifact, whatever a pattern re-includes.
+		if slices.Contains(parts, ".git") {
+			return true
+		}
 		if isDir && keepDirs[p] || !isDir && path.Base(p) == fluxYAML {
 			return false
 		}
-		return m.Match(strings.Split(p, "/"), isDir)
+		return m.Match(parts, isDir)
 	}, nil
 }

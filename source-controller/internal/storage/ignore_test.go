@@ -30,6 +30,16 @@ func TestIgnoreFilter(t *testing.T) {
 			want: []string{".goreleaser.yml", ".sops.yaml", "README.md", "deploy/app.yaml"},
 		},
 		{
+			name: ".git stays out whatever .sourceignore and spec.ignore say",
+			files: map[string]string{
+				".sourceignore": "!.git/\n!.git\n!**/.git/**\n",
+				".git/config":   "[remote \"origin\"]\n\turl = https://user:token@example.com/repo\n", ".git/HEAD": "",
+				"sub/.git": "gitdir: ../.git/modules/sub\n", "app.yaml": "",
+			},
+			specIgnore: ptr("!.git/\n!/.git/config\n"),
+			want:       []string{".sourceignore", "app.yaml"},
+		},
+		{
 			name: "nested .sourceignore applies to its directory only",
 			files: map[string]string{
 				".sourceignore":   "*.txt\n",
