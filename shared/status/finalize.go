@@ -56,21 +56,27 @@ func Finalize(ctx context.Context, patcher *Patcher, obj Object, observedGenerat
 		metrics.RecordReconciling(ctx, obj)
 		metrics.RecordStalled(ctx, obj)
 	}
+	// The error goes on to controller-runtime, which logs it: redacted.
 	if perr := patcher.Patch(ctx, obj, fieldOwner); perr != nil {
 		if !obj.GetDeletionTimestamp().IsZero() && Gone(perr) {
-			return err // deleted while finishing: nothing left to patch
+			return redacted(err) // deleted while finishing: nothing left to patch
 		}
-		return errors.Join(err, perr)
+		return redacted(errors.Join(err, perr))
 	}
-	return err
+	return redacted(err)
 }
 
-// UserMessage is an error's text without controller-runtime's "terminal error: " prefix.
+// UserMessage is an error's text without controller-runtime's "terminal error: " prefix, with
+// the credentials of URLs redacted (Redact).
 func UserMessage(err error) string {
+	var r *redactedError
+	if errors.As(err, &r) {
+		err = r.err
+	}
 	if errors.Is(err, reconcile.TerminalError(nil)) {
 		if inner := errors.Unwrap(err); inner != nil {
-			return inner.Error()
+			return Redact(inner.Error())
 		}
 	}
-	return err.Error()
+	return Redact(err.Error())
 }

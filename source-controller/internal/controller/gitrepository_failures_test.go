@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/testserver"
@@ -125,4 +125,23 @@ func TestGitRepositoryMissingSecret(t *testing.T) {
 		HavePrefix("False|"), HaveSuffix("Secret '"+ns+"/auth' not found")))
 	createSecret(t, ns, "auth", map[string][]byte{"username": []byte("bob"), "password": []byte("s3cret")})
 	g.Eventually(revision(key), timeout).Should(Equal("master@sha1:" + first))
+}
+
+// Credentials written into spec.url never show in conditions, events or logs: the URL is named
+// with its password redacted.
+func TestGitRepositoryURLCredentialsRedacted(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	server := testserver.NewGitServer(t, testserver.Options{Username: "bob", Password: "s3cret"})
+	repo := server.NewRepo(t, "private")
+	repo.Commit(t, "Initial commit", map[string]string{"a": "1"})
+	withCredentials := strings.Replace(repo.HTTPURL(), "://", "://bob:s3cret@", 1)
+	key := createRepo(t, ns, "inline", sourcev1.GitRepositorySpec{URL: withCredentials, Reference: &sourcev1.GitRepositoryRef{Branch: "missing"}})
+	g.Eventually(condition(key, meta.ReadyCondition), timeout).Should(And(
+		HavePrefix("False|"), ContainSubstring("bob:xxxxx@")))
+	g.Expect(condition(key, sourcev1.FetchFailedCondition)(g)).NotTo(ContainSubstring("s3cret"))
+	g.Consistently(eventsOf(key), time.Second).ShouldNot(ContainElement(ContainSubstring("s3cret")))
+	// Nor in the logs, the "Reconciler error" lines of controller-runtime included.
+	g.Expect(logs.Lines()).To(ContainElement(And(ContainSubstring("Reconciler error"), ContainSubstring("bob:xxxxx@"))))
+	g.Expect(logs.Lines()).NotTo(ContainElement(ContainSubstring("s3cret")))
 }

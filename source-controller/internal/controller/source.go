@@ -185,7 +185,7 @@ func (r *SourceReconciler) storeArtifact(obj source, art meta.Artifact, linkName
 	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, meta.SucceededReason,
 		"stored artifact for revision '%s'", art.Revision)
 	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": art.Revision}, corev1.EventTypeNormal,
-		sourcev1.NewArtifactReason, "%s", eventMsg)
+		sourcev1.NewArtifactReason, "%s", status.Redact(eventMsg))
 	return url, nil
 }
 
@@ -260,6 +260,7 @@ func markReady(obj source, ready func() (string, string)) {
 	reason, msg := meta.SucceededReason, fmt.Sprintf("stored artifact for revision '%s'", art.Revision)
 	if ready != nil {
 		reason, msg = ready()
+		msg = status.Redact(msg) // a kind's wording may name its spec.url
 	}
 	conditions.MarkTrue(obj, meta.ReadyCondition, reason, "%s", msg)
 	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, reason, "%s", msg)
