@@ -14,6 +14,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,8 +23,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/sluice-gitops/sluice/e2e/harness"
 	"github.com/sluice-gitops/sluice/shared/testserver"
+
+	"github.com/sluice-gitops/sluice/e2e/harness"
 )
 
 // ownGroups are the API groups whose kinds each controller owns.
@@ -431,6 +433,41 @@ data:
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "from-rset-team1"}, cm)).To(Succeed())
 		g.Expect(cm.Data).To(HaveKeyWithValue("tenant", "team1"))
 		g.Expect(forbiddenLines(t, c)).To(BeEmpty())
+	})
+
+	// Deployed as deploy/default sets it (--default-service-account=default), a ResourceSet that
+	// names no account, in a tenant's namespace, has the rights of that namespace's "default"
+	// account: none. It cannot bind itself cluster-admin, nor write into another namespace.
+	t.Run("resourceset-controller lockdown", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Expect(deploymentArgs(t, objects, "resourceset-controller")).To(ContainElement("--default-service-account=default"))
+		g.Expect(deploymentArgs(t, objects, "manifest-generator")).To(ContainElement("--default-service-account=default"))
+		startAs(t, objects, "resourceset-controller")
+		tenant := "rbac-e2e-tenant"
+		g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenant}}))).To(Succeed())
+		// No service account controller runs here to create it, as one would in a cluster.
+		g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "default"}}))).To(Succeed())
+		escalate := newObject("fluxcd.controlplane.io/v1", "ResourceSet", tenant, "escalate", map[string]any{
+			"resources": []any{map[string]any{
+				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+				"metadata": map[string]any{"name": "rbac-e2e-tenant-admin"},
+				"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+				"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "default", "namespace": tenant}},
+			}},
+		})
+		trespass := newObject("fluxcd.controlplane.io/v1", "ResourceSet", tenant, "trespass", map[string]any{
+			"resources": []any{map[string]any{
+				"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": "from-another-tenant", "namespace": ns},
+			}},
+		})
+		for _, rset := range []*unstructured.Unstructured{escalate, trespass} {
+			g.Expect(env.Client.Create(ctx, rset)).To(Succeed())
+			g.Eventually(func(g Gomega) string { return readyOf(g, rset) }, time.Minute).Should(And(
+				HavePrefix("False|ReconciliationFailed|"), ContainSubstring(`User "system:serviceaccount:`+tenant+`:default" cannot`)))
+		}
+		g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: "rbac-e2e-tenant-admin"}, &rbacv1.ClusterRoleBinding{}))).To(BeTrue())
+		g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "from-another-tenant"}, &corev1.ConfigMap{}))).To(BeTrue())
 	})
 
 	t.Run("manifest-generator", func(t *testing.T) {
