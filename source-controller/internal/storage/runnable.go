@@ -41,7 +41,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: s.Storage.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(s.Storage.Handler())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	// The listener accepts connections from here on; Serve takes them as soon as it runs.
@@ -58,5 +58,18 @@ func (s *Server) Start(ctx context.Context) error {
 			return err
 		}
 		return nil
+	}
+}
+
+// newHTTPServer is the artifact server: requests have no body, so reading them is quick; a
+// response may be a large artifact on a slow link, so writing one gets minutes; idle keep-alive
+// connections are closed, so that clients that went away hold nothing.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      15 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
 	}
 }

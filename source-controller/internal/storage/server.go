@@ -30,7 +30,9 @@ func (s *Storage) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	if name == "" {
+	// An artifact being written (".<name>.tmp-<random>", renamed into place when complete) is
+	// nobody's artifact yet: a partial download would not match any digest.
+	if base := path.Base(name); name == "" || strings.HasPrefix(base, ".") && strings.Contains(base, tmpInfix) {
 		http.NotFound(w, r)
 		return
 	}

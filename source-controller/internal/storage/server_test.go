@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
@@ -247,6 +249,31 @@ func TestServeSymlinkInside(t *testing.T) {
 	g.Expect(body).To(Equal(f.data))
 	g.Expect(resp.Header.Get("ETag")).To(Equal(`"` + f.a.Digest + `"`))
 	g.Expect(resp.Header.Get("Content-Type")).To(Equal("application/gzip"))
+}
+
+// An artifact still being written is not served, however its name is guessed.
+func TestServeRefusesTemporaryFiles(t *testing.T) {
+	g := NewWithT(t)
+	f := newServerFixture(t, digest.SHA256)
+	dir := filepath.Dir(f.s.LocalPath(f.a))
+	tmp := "." + filepath.Base(f.s.LocalPath(f.a)) + tmpInfix + "12345"
+	g.Expect(os.WriteFile(filepath.Join(dir, tmp), []byte("partial"), 0o644)).To(Succeed())
+	resp, body := f.get(t, http.MethodGet, "/"+path.Join(path.Dir(f.a.Path), tmp), nil)
+	g.Expect(resp.StatusCode).To(Equal(http.StatusNotFound))
+	g.Expect(string(body)).NotTo(ContainSubstring("partial"))
+	// The artifact itself is.
+	resp, _ = f.get(t, http.MethodGet, "/"+f.a.Path, nil)
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
+}
+
+// The server bounds reading requests, writing responses and idle connections.
+func TestServerTimeouts(t *testing.T) {
+	g := NewWithT(t)
+	srv := newHTTPServer(http.NotFoundHandler())
+	g.Expect(srv.ReadHeaderTimeout).To(BeNumerically(">", 0))
+	g.Expect(srv.ReadTimeout).To(BeNumerically(">", 0))
+	g.Expect(srv.WriteTimeout).To(BeNumerically(">=", time.Minute), "room for a large artifact")
+	g.Expect(srv.IdleTimeout).To(BeNumerically(">", 0))
 }
 
 func TestRequestName(t *testing.T) {
