@@ -1,8 +1,6 @@
 package gates_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/sluice-gitops/sluice/shared/internal/testapi"
@@ -11,13 +9,4 @@ import (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) {
-	var err error
-	if env, err = testapi.StartEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testapi.Main(m, &env) }

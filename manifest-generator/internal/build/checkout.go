@@ -14,6 +14,8 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 )
 
 // Names under the storage path: a checkout is named by the hex of its digest; artifact.Fetcher
@@ -63,7 +65,7 @@ func newCheckouts(dir string, fetcher *artifact.Fetcher, max int) (*checkouts, e
 	for _, de := range des {
 		name := de.Name()
 		if strings.HasPrefix(name, stagingPrefix) || strings.HasPrefix(name, gcPrefix) || isDigestHex(name) {
-			if err := removeTree(filepath.Join(dir, name)); err != nil {
+			if err := runner.RemoveTree(filepath.Join(dir, name)); err != nil {
 				return nil, fmt.Errorf("storage path: removing a leftover checkout: %w", err)
 			}
 		}
@@ -132,7 +134,7 @@ func (s *checkouts) release(c *checkout) {
 	}
 	s.mu.Unlock()
 	for _, dir := range doomed {
-		_ = removeTree(dir) // a failure leaves a ".gc-*" tree, removed at the next start
+		_ = runner.RemoveTree(dir) // a failure leaves a ".gc-*" tree, removed at the next start
 	}
 }
 
@@ -162,7 +164,7 @@ func (s *checkouts) evictLocked() []string {
 		if err != nil {
 			// Delete in place, while no Build can fetch into the name again.
 			_ = os.Remove(gone)
-			_ = removeTree(c.dir)
+			_ = runner.RemoveTree(c.dir)
 			continue
 		}
 		doomed = append(doomed, gone)
@@ -175,14 +177,14 @@ func (s *checkouts) evictLocked() []string {
 func (s *checkouts) fetch(ctx context.Context, art meta.Artifact, dir string) error {
 	// A directory of this name is no checkout we know: a deletion that failed. Fetch needs the
 	// name free.
-	if err := removeTree(dir); err != nil {
+	if err := runner.RemoveTree(dir); err != nil {
 		return fmt.Errorf("removing the stale checkout %s: %w", dir, err)
 	}
 	if err := s.fetcher.Fetch(ctx, art.URL, art.Digest, dir); err != nil {
 		return fetchError(fmt.Errorf("fetching the artifact of revision '%s': %w", art.Revision, err))
 	}
 	if err := makeReadOnly(dir); err != nil {
-		_ = removeTree(dir)
+		_ = runner.RemoveTree(dir)
 		return fmt.Errorf("checkout of revision '%s': %w", art.Revision, err)
 	}
 	return nil
@@ -201,7 +203,7 @@ func (s *checkouts) close() error {
 	s.mu.Unlock()
 	var errs []error
 	for _, dir := range dirs {
-		errs = append(errs, removeTree(dir))
+		errs = append(errs, runner.RemoveTree(dir))
 	}
 	return errors.Join(errs...)
 }
@@ -225,18 +227,6 @@ func makeReadOnly(dir string) error {
 		}
 		return nil
 	})
-}
-
-// removeTree deletes a (read-only) tree: its directories are made writable first, as unlinking
-// an entry needs write permission on its directory. A missing tree is no error.
-func removeTree(dir string) error {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o755)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
 }
 
 // isDigestHex reports whether name is the hex of a sha256, sha384 or sha512 digest, the names

@@ -41,7 +41,7 @@ func runJob(conn net.Conn, dir string) error {
 	}
 	defer func() {
 		proctree.KillDescendants(os.Getpid())
-		_ = removeTree(dir)
+		_ = RemoveTree(dir)
 	}()
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {

@@ -116,7 +116,7 @@ func (l *Local) Stop() {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		<-l.done
 	}
-	_ = removeTree(l.dir)
+	_ = RemoveTree(l.dir)
 }
 
 // Done returns a channel closed when the runner exits.

@@ -102,7 +102,7 @@ func (s *server) session(conn *net.UnixConn) {
 	// After the session: its files go, then its user is free again (KillDescendants below has
 	// killed whatever of it was left).
 	defer func() {
-		_ = removeTree(dir)
+		_ = RemoveTree(dir)
 		if uid >= 0 {
 			s.users.release(uid)
 		}
@@ -162,15 +162,17 @@ func emptyDir(dir string) error {
 	}
 	var errs []error
 	for _, de := range des {
-		errs = append(errs, removeTree(filepath.Join(dir, de.Name())))
+		errs = append(errs, RemoveTree(filepath.Join(dir, de.Name())))
 	}
 	return errors.Join(errs...)
 }
 
-// removeTree deletes a tree whose commands may have taken the write bits off its directories.
-// The directories are opened to everyone first: a runner that switches users has CAP_FOWNER (it
-// may chmod them) but not CAP_DAC_OVERRIDE, so only the mode lets it into a session's tree.
-func removeTree(dir string) error {
+// RemoveTree deletes a tree whose directories may be read-only (the controller's checkouts, a
+// session's tree whose commands took the write bits off): the directories are opened to everyone
+// first, as unlinking an entry needs write permission on its directory, and a runner that
+// switches users has CAP_FOWNER (it may chmod them) but not CAP_DAC_OVERRIDE, so only the mode
+// lets it into a session's tree. A missing tree is no error.
+func RemoveTree(dir string) error {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			_ = os.Chmod(p, 0o777)

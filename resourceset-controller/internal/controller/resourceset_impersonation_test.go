@@ -17,18 +17,7 @@ import (
 func TestResourceSetImpersonation(t *testing.T) {
 	g := NewWithT(t)
 	ns := newBareNamespace(t)
-	g.Expect(k8s.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"}})).To(Succeed())
-	// A namespaced role (the aggregated "edit" ClusterRole needs a controller-manager, which the
-	// test control plane does not run).
-	g.Expect(k8s.Create(context.Background(), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "configmaps"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}}},
-	})).To(Succeed())
-	g.Expect(k8s.Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "deployer"}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps"},
-	})).To(Succeed())
+	createDeployer(t, ns, "*")
 
 	key := createResourceSet(t, ns, `
 metadata:
@@ -98,4 +87,25 @@ spec:
 `)
 	readyIn(t, key)
 	g.Expect(getObject(g, "v1", "Namespace", "", "platform-team")).NotTo(BeNil())
+}
+
+// createDeployer creates the ServiceAccount "deployer" in ns, allowed verbs on the ConfigMaps of
+// ns by the Role "configmaps" (a namespaced role: the aggregated "edit" ClusterRole needs a
+// controller-manager, which the test control plane does not run). It returns the Role.
+func createDeployer(t *testing.T, ns string, verbs ...string) *rbacv1.Role {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"}})).To(Succeed())
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "configmaps"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: verbs}},
+	}
+	g.Expect(k8s.Create(ctx, role)).To(Succeed())
+	g.Expect(k8s.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "deployer"}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps"},
+	})).To(Succeed())
+	return role
 }

@@ -6,9 +6,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -19,18 +16,7 @@ func TestResourceSetPruneFailed(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newBareNamespace(t)
-	g.Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"}})).To(Succeed())
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "configmaps"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
-			Verbs: []string{"get", "list", "watch", "create", "update", "patch"}}},
-	}
-	g.Expect(k8s.Create(ctx, role)).To(Succeed())
-	g.Expect(k8s.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "deployer"}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps"},
-	})).To(Succeed())
+	role := createDeployer(t, ns, "get", "list", "watch", "create", "update", "patch")
 
 	key := createResourceSet(t, ns, `
 metadata:

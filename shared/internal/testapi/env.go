@@ -1,8 +1,11 @@
 package testapi
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -25,4 +28,17 @@ func StartEnv() (*testenv.Env, error) {
 		Scheme:        scheme,
 		ExtraCRDPaths: []string{filepath.Join(filepath.Dir(file), "crds")},
 	})
+}
+
+// Main is the TestMain of a shared package's tests: it starts the environment into *env, runs
+// the tests, stops the environment and exits with the tests' code.
+func Main(m *testing.M, env **testenv.Env) {
+	var err error
+	if *env, err = StartEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = (*env).Stop()
+	os.Exit(code)
 }
