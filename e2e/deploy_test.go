@@ -112,7 +112,7 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		got := obj.DeepCopy()
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got)).To(Succeed(), ssautils.FmtUnstructured(obj))
 		if obj.GetKind() != "Namespace" && obj.GetKind() != "CustomResourceDefinition" &&
-			!strings.HasPrefix(obj.GetKind(), "ClusterRole") {
+			!strings.HasPrefix(obj.GetKind(), "ClusterRole") && !strings.HasPrefix(obj.GetKind(), "ValidatingAdmissionPolicy") {
 			g.Expect(got.GetNamespace()).To(Equal(deployNamespace), ssautils.FmtUnstructured(obj))
 		}
 	}
@@ -122,6 +122,9 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g.Expect(kinds["ClusterRoleBinding"]).To(ConsistOf(harness.Controllers))
 	g.Expect(kinds["Service"]).To(ConsistOf("source-controller"))
 	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-scraping", "allow-egress"))
+	// Who opened a gate is who did it (TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser).
+	g.Expect(kinds["ValidatingAdmissionPolicy"]).To(ConsistOf("gate-requested-by"))
+	g.Expect(kinds["ValidatingAdmissionPolicyBinding"]).To(ConsistOf("gate-requested-by"))
 
 	deployments := map[string]*appsv1.Deployment{}
 	for _, name := range harness.Controllers {
