@@ -12,7 +12,7 @@ import (
 )
 
 // kubeconfigIn writes an admin kubeconfig of the control plane into dir.
-func kubeconfigIn(t *testing.T, dir string) string {
+func kubeconfigIn(t testing.TB, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "kubeconfig")
 	NewWithT(t).Expect(env.WriteKubeconfig(path)).To(Succeed())
@@ -21,7 +21,7 @@ func kubeconfigIn(t *testing.T, dir string) string {
 
 // startController runs a controller binary with its log and storage in dir, waits until it is
 // ready and stops it at the end of the test.
-func startController(t *testing.T, name, kubeconfig, dir string, args ...string) *harness.Controller {
+func startController(t testing.TB, name, kubeconfig, dir string, args ...string) *harness.Controller {
 	t.Helper()
 	g := NewWithT(t)
 	c, err := harness.StartController(binDir, name, kubeconfig, dir, args...)

@@ -16,6 +16,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 
@@ -36,7 +37,7 @@ func main() {
 	requeue := pflag.Lookup("requeue-dependency")
 	requeue.DefValue = "5s"
 	bootstrap.Exit(requeue.Value.Set("5s"), "default of --requeue-dependency")
-	pflag.IntVar(&applyConcurrency, "apply-concurrency", 10, "The number of objects of one ResourceSet dry-run and applied at once.")
+	pflag.IntVar(&applyConcurrency, "apply-concurrency", apply.DefaultConcurrency, "The number of objects of one ResourceSet dry-run and applied at once.")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()

@@ -1,8 +1,9 @@
 // Package apply applies a set of objects for an owner (a ResourceSet, a ManifestGeneration) the
 // way the Flux appliers do, with fluxcd/pkg/ssa: server-side apply in stages, an inventory,
 // staged garbage collection, health checks; plus a memory of what was applied, so a no-op
-// reconcile costs a LIST per kind and namespace instead of a dry-run per object, and a LIST of
-// names instead of a GET per object that does not exist yet (absent.go).
+// reconcile costs a LIST per kind and namespace instead of a dry-run per object, a LIST of
+// names instead of a GET per object that does not exist yet (absent.go), and the applies of a
+// stage are sent concurrently once all of its objects passed their dry-run (stages.go).
 package apply
 
 import (
@@ -39,6 +40,11 @@ type Annotations struct {
 	// Prune: disabled on a generated object keeps it when it leaves the set.
 	Prune string
 }
+
+// DefaultConcurrency is the default of the controllers' --apply-concurrency: enough requests
+// in flight to keep a local API server busy; the API server's priority and fairness, not the
+// client, paces them.
+const DefaultConcurrency = 10
 
 // Applier applies objects as one account.
 type Applier struct {
@@ -116,9 +122,10 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 	cs := ssa.NewChangeSet()
 	res := &Result{ChangeSet: cs}
 	if len(toApply) > 0 {
-		// The GET before each dry-run is answered from a LIST for objects that do not exist yet.
-		applier := a.managerFor(newAbsentClient(a.Client.Client, toApply))
-		applied, err := applier.ApplyAllStaged(ctx, toApply, a.options(req))
+		// The GET before each dry-run is answered from a LIST for objects that do not exist yet;
+		// in a first apply, their dry-run is skipped too (absent.go).
+		absent := newAbsentClient(a.Client.Client, toApply, len(req.Inventory) == 0)
+		applied, err := a.applyStaged(ctx, absent, toApply, a.options(req))
 		cs.Append(applied.Entries)
 		if err != nil {
 			a.Memory.Forget(req.Owner)

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/testenv"
@@ -127,7 +128,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Builder: builder,
 		Clients: &impersonation.Clients{Config: &applyConfig, Scheme: scheme, Mapper: mgr.GetRESTMapper(),
 			DefaultServiceAccount: "tenant", ControllerNamespace: "sluice-system"},
-		RequeueDependency: time.Second, ApplyConcurrency: 4, Metrics: &readiness,
+		RequeueDependency: time.Second, ApplyConcurrency: apply.DefaultConcurrency, Metrics: &readiness,
 	}
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return err

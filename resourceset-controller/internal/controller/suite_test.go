@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/testenv"
@@ -103,7 +104,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clients: clients,
 		// Far longer than any test waits: dependencies are released by watches, not by the poll.
 		ControllerName: ControllerName, RequeueDependency: 10 * time.Minute, Dependencies: dependency.NewCache(),
-		Metrics: &readiness, ApplyConcurrency: 4,
+		Metrics: &readiness, ApplyConcurrency: apply.DefaultConcurrency,
 	}
 	if err := rset.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
