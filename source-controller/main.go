@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -24,6 +25,7 @@ import (
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/controller"
+	"github.com/sluice-gitops/sluice/source-controller/internal/git"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/index"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
@@ -44,6 +46,8 @@ func main() {
 			ttl, purgeInterval time.Duration
 		}
 		chartLimits chart.Limits
+
+		gitMaxCloneSize, ociMaxLayerSize int64
 	)
 	opts.BindFlags(pflag.CommandLine, false)
 	pflag.StringVar(&storageOpts.BasePath, "storage-path", "/data", "The local directory where artifacts are stored.")
@@ -55,7 +59,12 @@ func main() {
 	pflag.IntVar(&storageOpts.RetentionRecords, "artifact-retention-records", 2,
 		"How many artifacts per object are kept, the current one included.")
 	pflag.StringVar(&digestAlgo, "artifact-digest-algo", "sha256", "The digest algorithm of artifacts: sha256, sha384 or sha512.")
-	pflag.Int64Var(&storageOpts.MaxSize, "artifact-max-size", 0, "The largest artifact, in bytes, that is stored; 0 means no limit.")
+	pflag.Int64Var(&storageOpts.MaxSize, "artifact-max-size", storage.DefaultMaxSize,
+		"The largest artifact, in bytes, that is stored; 0 means no limit. The default (256 MiB) keeps one source from filling the shared storage and is far above a repository of manifests.")
+	pflag.Int64Var(&gitMaxCloneSize, "git-max-clone-size", git.DefaultMaxCloneSize,
+		"The largest Git clone, in bytes, .git and working tree together; a bigger one stops before it fills the disk. 0 means no limit. The default (1 GiB) leaves room for repositories that spec.ignore cuts down to an artifact.")
+	pflag.Int64Var(&ociMaxLayerSize, "oci-max-layer-size", controller.DefaultMaxLayerSize,
+		"The largest OCI layer, in bytes, that is pulled: a bigger one is refused by its descriptor before the download. 0 means no limit. The default (256 MiB) is that of --artifact-max-size.")
 	pflag.Int64Var(&helmIndexMaxSize, "helm-index-max-size", 50<<20, "The largest Helm repository index.yaml, in bytes, that is downloaded.")
 	pflag.Int64Var(&chartLimits.MaxChartSize, "helm-chart-max-size", 10<<20, "The largest Helm chart archive, in bytes, that is downloaded.")
 	pflag.Int64Var(&chartLimits.MaxFileSize, "helm-chart-file-max-size", 5<<20, "The largest file, in bytes, a Helm chart may hold.")
@@ -72,6 +81,9 @@ func main() {
 	storageOpts.DigestAlgorithm = digest.Algorithm(digestAlgo)
 	store, err := storage.New(storageOpts)
 	bootstrap.Exit(err, "setting up the artifact storage")
+	if gitMaxCloneSize < 0 || ociMaxLayerSize < 0 {
+		bootstrap.Exit(errors.New("--git-max-clone-size and --oci-max-layer-size must not be negative"), "setting up the size limits")
+	}
 
 	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{}, &sourcev1.HelmRepository{}, &sourcev1.HelmChart{}, &sourcev1.OCIRepository{})
 	bootstrap.Exit(err, "creating manager")
@@ -85,11 +97,11 @@ func main() {
 	common := controller.SourceReconciler{
 		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: controllerName, Metrics: &readiness,
 	}
-	git := &controller.GitRepositoryReconciler{SourceReconciler: common}
-	bootstrap.Exit(git.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GitRepository controller")
+	gitRepo := &controller.GitRepositoryReconciler{SourceReconciler: common, MaxCloneSize: gitMaxCloneSize}
+	bootstrap.Exit(gitRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GitRepository controller")
 	helmRepo := &controller.HelmRepositoryReconciler{SourceReconciler: common, MaxIndexSize: helmIndexMaxSize}
 	bootstrap.Exit(helmRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the HelmRepository controller")
-	ociRepo := &controller.OCIRepositoryReconciler{SourceReconciler: common}
+	ociRepo := &controller.OCIRepositoryReconciler{SourceReconciler: common, MaxLayerSize: ociMaxLayerSize}
 	bootstrap.Exit(ociRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the OCIRepository controller")
 	indexCache := index.NewCache(helmCache.maxSize, helmCache.ttl)
 	if indexCache != nil {

@@ -27,6 +27,9 @@ const (
 	ArchiveOperationFailedReason = "ArchiveOperationFailed"
 	// ArtifactTooLargeReason: the artifact is over --artifact-max-size.
 	ArtifactTooLargeReason = "ArtifactTooLarge"
+	// SourceTooLargeReason: what was fetched is over its limit, a Git clone over
+	// --git-max-clone-size or an OCI layer over --oci-max-layer-size; it was not stored.
+	SourceTooLargeReason = "SourceTooLarge"
 	// StatOperationFailedReason: the stored artifact could not be read or verified.
 	StatOperationFailedReason = "StatOperationFailed"
 	// GarbageCollectionFailedReason: old artifacts could not be deleted.

@@ -38,7 +38,7 @@ func BenchmarkGitRepositoryNoOpReconcile(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = k8s.Delete(ctx, obj) }()
-	r := &GitRepositoryReconciler{SourceReconciler{Client: k8s, EventRecorder: record.NewFakeRecorder(100), Storage: store, ControllerName: ControllerName}}
+	r := &GitRepositoryReconciler{SourceReconciler: SourceReconciler{Client: k8s, EventRecorder: record.NewFakeRecorder(100), Storage: store, ControllerName: ControllerName}}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
 
 	// The first reconcile builds the artifact.

@@ -14,6 +14,9 @@ import (
 // GitRepositoryReconciler fetches Git repositories and stores their content as artifacts.
 type GitRepositoryReconciler struct {
 	SourceReconciler
+	// MaxCloneSize bounds what a clone writes, .git and working tree (--git-max-clone-size);
+	// 0 means no limit.
+	MaxCloneSize int64
 }
 
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get;list;watch;update;patch

@@ -54,7 +54,7 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "%s", msg)
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: %s", msg)
 
-	commit, err := git.Checkout(gitCtx, dir+"/src", obj.Spec.URL, rev, auth)
+	commit, err := git.Checkout(gitCtx, dir+"/src", obj.Spec.URL, rev, auth, r.MaxCloneSize)
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to checkout '%s' of '%s': %w", rev, obj.Spec.URL, timeoutError(gitCtx, err)))
 	}
@@ -96,10 +96,14 @@ func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *sourcev1.GitRep
 	return gitauth.AuthFromSecret(u, data, dir)
 }
 
-// gitReason tells authentication failures from other Git failures.
+// gitReason tells authentication failures and clones over --git-max-clone-size from other Git
+// failures.
 func gitReason(err error) string {
 	if gitauth.IsAuthError(err) {
 		return sourcev1.AuthenticationFailedReason
+	}
+	if errors.Is(err, git.ErrCloneTooLarge) {
+		return sourcev1.SourceTooLargeReason
 	}
 	return sourcev1.GitOperationFailedReason
 }

@@ -24,13 +24,23 @@ import (
 	"github.com/sluice-gitops/sluice/shared/artifact"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+	"github.com/sluice-gitops/sluice/source-controller/internal/sizelimit"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
 )
 
 // OCIRepositoryReconciler pulls OCI artifacts (go-containerregistry) and serves their content.
 type OCIRepositoryReconciler struct {
 	SourceReconciler
+	// MaxLayerSize bounds the size of the layer pulled (--oci-max-layer-size); 0 means no limit.
+	MaxLayerSize int64
 }
+
+// DefaultMaxLayerSize is the default of --oci-max-layer-size: the default --artifact-max-size, as
+// a copied layer is the artifact.
+const DefaultMaxLayerSize int64 = 256 << 20
+
+// errLayerTooLarge is wrapped by the error of a layer over --oci-max-layer-size.
+var errLayerTooLarge = errors.New("OCI layer is over --oci-max-layer-size")
 
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=ocirepositories,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=ocirepositories/status;ocirepositories/finalizers,verbs=get;update;patch
@@ -110,6 +120,15 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *so
 	if err != nil {
 		return r.fetchFailed(obj, sourcev1.OCILayerOperationFailedReason, reconcile.TerminalError(err))
 	}
+	// Refused before the download by the size the manifest gives, and bounded while reading as
+	// the registry may send more.
+	size, err := layer.Size()
+	if err != nil {
+		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("reading the layer size of '%s': %w", ref, err))
+	}
+	if r.MaxLayerSize > 0 && size > r.MaxLayerSize {
+		return r.fetchFailed(obj, sourcev1.SourceTooLargeReason, fmt.Errorf("pulling the layer of '%s': %w", ref, r.layerTooLarge(size, false)))
+	}
 	blob, err := layer.Compressed()
 	if err != nil {
 		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("pulling the layer of '%s': %w", ref, err))
@@ -120,7 +139,8 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *so
 
 	art := r.Storage.NewArtifactFor(sourcev1.OCIRepositoryKind, obj, revision, desc.Digest.Hex+".tar.gz")
 	art.Metadata = manifest.Annotations
-	if err := r.storeLayer(obj, &art, blob, selector); err != nil {
+	layerReader := sizelimit.Reader(blob, r.MaxLayerSize, r.layerTooLarge(r.MaxLayerSize, true))
+	if err := r.storeLayer(obj, &art, layerReader, selector); err != nil {
 		return err
 	}
 	conditions.Delete(obj, sourcev1.FetchFailedCondition)
@@ -176,11 +196,19 @@ func (r *OCIRepositoryReconciler) resolve(ctx context.Context, obj *sourcev1.OCI
 	}
 }
 
+// layerTooLarge is the error of a layer of size bytes (more, when partial).
+func (r *OCIRepositoryReconciler) layerTooLarge(size int64, partial bool) error {
+	return &sizelimit.Error{What: "OCI layer", Size: size, Partial: partial, Flag: "--oci-max-layer-size", Limit: r.MaxLayerSize, Err: errLayerTooLarge}
+}
+
 // storeLayer stores the layer as is (copy) or extracts it and archives its content with the
 // ignore rules (extract, the default).
 func (r *OCIRepositoryReconciler) storeLayer(obj *sourcev1.OCIRepository, art *meta.Artifact, blob io.Reader, selector *sourcev1.OCILayerSelector) error {
 	if selector != nil && selector.Operation == sourcev1.OCILayerCopy {
 		if err := r.Storage.Copy(art, blob); err != nil {
+			if errors.Is(err, errLayerTooLarge) {
+				return r.fetchFailed(obj, sourcev1.SourceTooLargeReason, fmt.Errorf("storing the layer: %w", err))
+			}
 			return r.storageFailed(obj, storageReason(err), fmt.Errorf("storing the layer: %w", err))
 		}
 		return nil
@@ -195,7 +223,11 @@ func (r *OCIRepositoryReconciler) storeLayer(obj *sourcev1.OCIRepository, art *m
 		return err
 	}
 	if err := artifact.Extract(blob, dir, artifact.Limits{}); err != nil {
-		return r.fetchFailed(obj, sourcev1.OCILayerOperationFailedReason, fmt.Errorf("extracting the layer: %w", err))
+		reason := sourcev1.OCILayerOperationFailedReason
+		if errors.Is(err, errLayerTooLarge) {
+			reason = sourcev1.SourceTooLargeReason
+		}
+		return r.fetchFailed(obj, reason, fmt.Errorf("extracting the layer: %w", err))
 	}
 	filter, err := storage.IgnoreFilter(dir, obj.Spec.Ignore)
 	if err != nil {

@@ -67,7 +67,7 @@ func TestOCIRepositoryRefusesBadContent(t *testing.T) {
 
 	for _, tc := range []struct{ tag, reason, message string }{
 		{"escape", sourcev1.OCILayerOperationFailedReason, "../../etc/cron.d/evil"},
-		{"huge", sourcev1.ArtifactTooLargeReason, "artifact is larger than --artifact-max-size"},
+		{"huge", sourcev1.ArtifactTooLargeReason, "artifact is more than 1 MiB, over --artifact-max-size (1 MiB)"},
 	} {
 		o := getOCIRepo(g, key)
 		p := client.MergeFrom(o.DeepCopy())

@@ -69,7 +69,7 @@ func TestSourceErrorOutsideTheSteps(t *testing.T) {
 			return c.Get(ctx, key, obj, opts...)
 		},
 	})
-	r := &GitRepositoryReconciler{SourceReconciler{Client: failing, EventRecorder: record.NewFakeRecorder(100), Storage: store, ControllerName: ControllerName}}
+	r := &GitRepositoryReconciler{SourceReconciler: SourceReconciler{Client: failing, EventRecorder: record.NewFakeRecorder(100), Storage: store, ControllerName: ControllerName}}
 	_, err = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
 	msg := "reading gate '" + ns + "/open': " + unavailable.Error()
 	g.Expect(err).To(MatchError(msg))

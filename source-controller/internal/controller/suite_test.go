@@ -34,12 +34,16 @@ import (
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
 )
 
-// maxArtifactSize is --artifact-max-size and helmIndexMaxSize --helm-index-max-size for the
-// suite: small, so a test can go over them.
+// maxArtifactSize is --artifact-max-size, helmIndexMaxSize --helm-index-max-size,
+// gitMaxCloneSize --git-max-clone-size and ociMaxLayerSize --oci-max-layer-size for the suite:
+// small, so a test can go over them. A clone and a layer can go over --artifact-max-size
+// without going over their own limits.
 const (
 	maxArtifactSize  = 1 << 20
 	helmIndexMaxSize = 1 << 20
 	chartMaxSize     = 512 << 10
+	gitMaxCloneSize  = 8 << 20
+	ociMaxLayerSize  = 4 << 20
 )
 
 var (
@@ -107,7 +111,7 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	common := SourceReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: ControllerName}
-	r := &GitRepositoryReconciler{common}
+	r := &GitRepositoryReconciler{SourceReconciler: common, MaxCloneSize: gitMaxCloneSize}
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err
 	}
@@ -115,7 +119,7 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	if err := helmRepo.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err
 	}
-	ociRepo := &OCIRepositoryReconciler{SourceReconciler: common}
+	ociRepo := &OCIRepositoryReconciler{SourceReconciler: common, MaxLayerSize: ociMaxLayerSize}
 	if err := ociRepo.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err
 	}

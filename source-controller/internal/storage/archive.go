@@ -17,6 +17,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/opencontainers/go-digest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/source-controller/internal/sizelimit"
 )
 
 // ErrArtifactTooLarge is wrapped by the error of Archive and Copy when the artifact would exceed
@@ -140,7 +142,8 @@ func (s *Storage) write(a *meta.Artifact, produce func(w io.Writer) error) (err 
 
 func (s *Storage) sizeError(err error) error {
 	if errors.Is(err, ErrArtifactTooLarge) {
-		return fmt.Errorf("%w (%d bytes)", ErrArtifactTooLarge, s.MaxSize)
+		// Writing stops at the limit, so the whole size is not known.
+		return &sizelimit.Error{What: "artifact", Size: s.MaxSize, Partial: true, Flag: "--artifact-max-size", Limit: s.MaxSize, Err: ErrArtifactTooLarge}
 	}
 	return fmt.Errorf("writing artifact: %w", err)
 }

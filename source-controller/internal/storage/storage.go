@@ -33,7 +33,8 @@ type Options struct {
 	RetentionRecords int
 	// DigestAlgorithm is sha256 (default when empty), sha384 or sha512 (--artifact-digest-algo).
 	DigestAlgorithm digest.Algorithm
-	// MaxSize bounds the size of an artifact in bytes; 0 means no limit (--artifact-max-size).
+	// MaxSize bounds the size of an artifact in bytes; 0 means no limit (--artifact-max-size,
+	// DefaultMaxSize).
 	MaxSize int64
 }
 
@@ -41,6 +42,10 @@ type Options struct {
 const (
 	DefaultRetentionTTL     = time.Minute
 	DefaultRetentionRecords = 2
+	// DefaultMaxSize keeps one source from filling the shared storage, while leaving room for
+	// far more than a repository of manifests: it is half the 512 MiB that consumers
+	// (shared/artifact) download at most.
+	DefaultMaxSize int64 = 256 << 20
 )
 
 // Storage stores artifacts under Options.BasePath. It is safe for concurrent use.
