@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -44,6 +45,18 @@ func TestControllerHelpListsEveryFlagWithItsDefault(t *testing.T) {
 			g.Expect(help).To(MatchRegexp(`--kube-api-burst int\s+.*\(default 2000\)`))
 			if name == "resourceset-controller" || name == "manifest-generator" {
 				g.Expect(help).To(ContainSubstring("--default-service-account"))
+			}
+			if name == "source-controller" {
+				// One source cannot fill the shared storage by default; README.md gives the defaults too.
+				readme, err := os.ReadFile(filepath.Join(env.Root, "README.md"))
+				g.Expect(err).NotTo(HaveOccurred())
+				for flag, size := range map[string]string{
+					"--artifact-max-size": "256 MiB", "--git-max-clone-size": "1 GiB", "--oci-max-layer-size": "256 MiB",
+				} {
+					bytes := map[string]string{"256 MiB": "268435456", "1 GiB": "1073741824"}[size]
+					g.Expect(help).To(MatchRegexp(`%s int\s+.*\(default %s\)`, flag, bytes))
+					g.Expect(string(readme)).To(ContainSubstring("`%s` (%s)", flag, size))
+				}
 			}
 		})
 	}

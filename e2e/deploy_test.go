@@ -285,28 +285,38 @@ func checkNetworkPolicies(t *testing.T, deployments map[string]*appsv1.Deploymen
 	g.Expect(env.Client.List(context.Background(), list, client.InNamespace(deployNamespace))).To(Succeed())
 	policies := list.Items
 	// Any other pod someone runs in sluice-system accepts nothing either.
-	g.Expect(ingressAllowed(policies, corev1.PodTemplateSpec{}, 8080, true)).To(BeFalse(), "an unlabelled pod of sluice-system")
+	g.Expect(ingressAllowed(policies, corev1.PodTemplateSpec{}, 8080, fromSluiceSystem)).To(BeFalse(), "an unlabelled pod of sluice-system")
 	for name, d := range deployments {
 		pod := d.Spec.Template
 		// Prometheus, in any namespace, scrapes every controller.
-		g.Expect(ingressAllowed(policies, pod, 8080, false)).To(BeTrue(), "%s: metrics from another namespace", name)
+		g.Expect(ingressAllowed(policies, pod, 8080, fromTenant)).To(BeTrue(), "%s: metrics from another namespace", name)
 		// Nothing else gets in: not the health port, not an arbitrary port, not from the namespace itself.
-		g.Expect(ingressAllowed(policies, pod, 9440, false)).To(BeFalse(), "%s: health port from another namespace", name)
-		g.Expect(ingressAllowed(policies, pod, 9440, true)).To(BeFalse(), "%s: health port from sluice-system", name)
-		g.Expect(ingressAllowed(policies, pod, 12345, true)).To(BeFalse(), "%s: an unknown port", name)
-		// Artifacts are fetched, from any namespace, from the source-controller only.
-		artifacts := ingressAllowed(policies, pod, 9090, false)
-		g.Expect(artifacts).To(Equal(name == "source-controller"), "%s: artifact port from another namespace", name)
-		g.Expect(ingressAllowed(policies, pod, 9090, true)).To(Equal(name == "source-controller"), "%s: artifact port from sluice-system", name)
+		g.Expect(ingressAllowed(policies, pod, 9440, fromTenant)).To(BeFalse(), "%s: health port from another namespace", name)
+		g.Expect(ingressAllowed(policies, pod, 9440, fromSluiceSystem)).To(BeFalse(), "%s: health port from sluice-system", name)
+		g.Expect(ingressAllowed(policies, pod, 12345, fromSluiceSystem)).To(BeFalse(), "%s: an unknown port", name)
 	}
+	checkArtifactAccess(t, policies, deployments)
 }
 
+// origin is the pod a connection comes from: whether it runs in sluice-system, the labels of its
+// namespace and its own.
+type origin struct {
+	sameNamespace              bool
+	namespaceLabels, podLabels map[string]string
+}
+
+var (
+	// fromSluiceSystem is an unlabelled pod of sluice-system.
+	fromSluiceSystem = origin{sameNamespace: true, namespaceLabels: map[string]string{corev1.LabelMetadataName: deployNamespace}}
+	// fromTenant is an unlabelled pod of another namespace.
+	fromTenant = origin{namespaceLabels: map[string]string{corev1.LabelMetadataName: "tenant"}}
+)
+
 // ingressAllowed evaluates Kubernetes NetworkPolicy semantics for a connection to port of a pod
-// of sluice-system made from an unlabelled pod of another namespace (or of sluice-system when
-// sameNamespace): a pod no Ingress policy selects accepts everything; a selected pod accepts what
-// one rule of one selecting policy allows. Peers and ports are read as the API defines them; a
-// peer with a non-empty selector or an ipBlock does not match the unlabelled pod.
-func ingressAllowed(policies []networkingv1.NetworkPolicy, pod corev1.PodTemplateSpec, port int32, sameNamespace bool) bool {
+// of sluice-system made from a pod of origin: a pod no Ingress policy selects accepts
+// everything; a selected pod accepts what one rule of one selecting policy allows. Peers and
+// ports are read as the API defines them; an ipBlock matches no pod.
+func ingressAllowed(policies []networkingv1.NetworkPolicy, pod corev1.PodTemplateSpec, port int32, from origin) bool {
 	isolated := false
 	for _, p := range policies {
 		if !slices.Contains(p.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) || !selects(&p.Spec.PodSelector, pod.Labels) {
@@ -314,7 +324,7 @@ func ingressAllowed(policies []networkingv1.NetworkPolicy, pod corev1.PodTemplat
 		}
 		isolated = true
 		for _, rule := range p.Spec.Ingress {
-			if peersAllow(rule.From, sameNamespace) && portsAllow(rule.Ports, pod.Spec, port) {
+			if peersAllow(rule.From, from) && portsAllow(rule.Ports, pod.Spec, port) {
 				return true
 			}
 		}
@@ -330,7 +340,7 @@ func selects(s *metav1.LabelSelector, podLabels map[string]string) bool {
 	return sel.Matches(labels.Set(podLabels))
 }
 
-func peersAllow(peers []networkingv1.NetworkPolicyPeer, sameNamespace bool) bool {
+func peersAllow(peers []networkingv1.NetworkPolicyPeer, from origin) bool {
 	if len(peers) == 0 {
 		return true
 	}
@@ -339,12 +349,12 @@ func peersAllow(peers []networkingv1.NetworkPolicyPeer, sameNamespace bool) bool
 		case p.IPBlock != nil:
 		case p.NamespaceSelector != nil:
 			// Pods of the selected namespaces (matching PodSelector, when set).
-			if selects(p.NamespaceSelector, nil) && (p.PodSelector == nil || selects(p.PodSelector, nil)) {
+			if selects(p.NamespaceSelector, from.namespaceLabels) && (p.PodSelector == nil || selects(p.PodSelector, from.podLabels)) {
 				return true
 			}
 		case p.PodSelector != nil:
 			// Pods of the policy's own namespace.
-			if sameNamespace && selects(p.PodSelector, nil) {
+			if from.sameNamespace && selects(p.PodSelector, from.podLabels) {
 				return true
 			}
 		}
