@@ -194,7 +194,7 @@ func (r *SourceReconciler) fetchFailed(obj source, reason string, err error) err
 }
 
 func (r *SourceReconciler) storageFailed(obj source, reason string, err error) error {
-	return r.failed(obj, sourcev1.StorageOperationFailedCondition, reason, err)
+	return r.failed(obj, sourcev1.StorageOperationFailedCondition, reason, storageFull(err))
 }
 
 // failed records a step's failure (its condition and Ready, markFailure) with a Warning event,
