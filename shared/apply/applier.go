@@ -117,8 +117,8 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 			live = nil
 		}
 	}
-	digest := digests(req.Objects)
-	unchanged, toApply := unchangedSince(state, live, req.Objects, digest)
+	enc := encode(req.Objects)
+	unchanged, toApply := unchangedSince(state, live, req.Objects, enc.digests)
 	cs := ssa.NewChangeSet()
 	res := &Result{ChangeSet: cs}
 	if len(toApply) > 0 {
@@ -159,7 +159,7 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	if live != nil {
-		a.Memory.set(req.Owner, newAppliedState(req.Revision, req.Objects, live, digest))
+		a.Memory.set(req.Owner, newAppliedState(req.Revision, enc, live))
 	} else {
 		a.Memory.Forget(req.Owner)
 	}

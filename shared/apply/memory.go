@@ -17,14 +17,15 @@ import (
 )
 
 // appliedSet is what the controller remembers of its last successful apply for an owner:
-// the objects as applied, and for each its content digest and the resourceVersion the API
-// server gave it. An object whose desired content and live resourceVersion are both unchanged
+// the objects as applied (encoded: a few hundred bytes each, where the decoded maps take ten
+// times that for as long as they are held), and for each its content digest and the
+// resourceVersion the API server gave it. An object whose desired content and live resourceVersion are both unchanged
 // needs no dry-run: nothing, and nobody, changed it. This turns a no-op reconcile of N objects
 // from N dry-run requests into one metadata LIST per kind and namespace. The state lives in
 // memory: after a restart the first reconcile dry-runs everything, as Flux does every time.
 type appliedSet struct {
 	revision string
-	objects  []*unstructured.Unstructured
+	objects  [][]byte // JSON
 	versions map[string]appliedVersion // by inventory id
 }
 
@@ -75,16 +76,22 @@ func objectID(o *unstructured.Unstructured) string {
 	return object.UnstructuredToObjMetadata(o).String()
 }
 
-// digests are the content digests of the objects by inventory id, computed once per apply: an
-// object that cannot be encoded has none and is always applied.
-func digests(objects []*unstructured.Unstructured) map[string][sha256.Size]byte {
-	out := make(map[string][sha256.Size]byte, len(objects))
+// encoded is the objects of an apply in JSON, and their content digests by inventory id,
+// computed once per apply: an object that cannot be encoded has neither and is always applied.
+type encoded struct {
+	objects [][]byte
+	digests map[string][sha256.Size]byte
+}
+
+func encode(objects []*unstructured.Unstructured) encoded {
+	e := encoded{objects: make([][]byte, 0, len(objects)), digests: make(map[string][sha256.Size]byte, len(objects))}
 	for _, o := range objects {
 		if b, err := json.Marshal(o.Object); err == nil {
-			out[objectID(o)] = sha256.Sum256(b)
+			e.objects = append(e.objects, b)
+			e.digests[objectID(o)] = sha256.Sum256(b)
 		}
 	}
-	return out
+	return e
 }
 
 // unchangedSince splits objects into those known unchanged since the last apply (returned as
@@ -100,8 +107,8 @@ func unchangedSince(state *appliedSet, live map[string]string, objects []*unstru
 	for _, o := range objects {
 		id := objectID(o)
 		v, known := state.versions[id]
-		d, encoded := digest[id]
-		if !known || !encoded || d != v.digest || v.resourceVersion == "" || live[id] != v.resourceVersion {
+		d, hasDigest := digest[id]
+		if !known || !hasDigest || d != v.digest || v.resourceVersion == "" || live[id] != v.resourceVersion {
 			apply = append(apply, o)
 			continue
 		}
@@ -152,10 +159,9 @@ func liveVersions(ctx context.Context, c client.Client, objects []*unstructured.
 }
 
 // newAppliedState records the objects just applied with their live resourceVersions.
-func newAppliedState(revision string, objects []*unstructured.Unstructured, live map[string]string,
-	digest map[string][sha256.Size]byte) *appliedSet {
-	s := &appliedSet{revision: revision, objects: objects, versions: make(map[string]appliedVersion, len(digest))}
-	for id, d := range digest {
+func newAppliedState(revision string, e encoded, live map[string]string) *appliedSet {
+	s := &appliedSet{revision: revision, objects: e.objects, versions: make(map[string]appliedVersion, len(e.digests))}
+	for id, d := range e.digests {
 		s.versions[id] = appliedVersion{digest: d, resourceVersion: live[id]}
 	}
 	return s
@@ -168,5 +174,13 @@ func (c *Memory) LastApplied(key types.NamespacedName) (string, []*unstructured.
 	if s == nil {
 		return "", nil, false
 	}
-	return s.revision, s.objects, true
+	objects := make([]*unstructured.Unstructured, 0, len(s.objects))
+	for _, b := range s.objects {
+		o := &unstructured.Unstructured{}
+		if err := o.UnmarshalJSON(b); err != nil {
+			return "", nil, false // encoded by this process: cannot happen
+		}
+		objects = append(objects, o)
+	}
+	return s.revision, objects, true
 }

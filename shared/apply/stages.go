@@ -7,7 +7,6 @@ import (
 
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
-	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,8 +17,8 @@ import (
 // concurrently. ssa dry-runs a stage's objects concurrently, then applies them one by one, so a
 // first apply of N objects costs N apply round trips in a row. Here ssa still does everything up
 // to the applies, so every object of a stage is dry-run before any is applied (a stage with an
-// invalid object applies nothing); the applies it asks for are deferred (deferredApplies) and
-// sent by a.Concurrency workers.
+// invalid object applies nothing); each apply it then asks for is handed to one of
+// a.Concurrency workers (concurrentApplies).
 func (a *Applier) applyStaged(ctx context.Context, c client.Client, objects []*unstructured.Unstructured, opts ssa.ApplyOptions) (*ssa.ChangeSet, error) {
 	var defs, classes, custom, rest []*unstructured.Unstructured
 	for _, o := range objects {
@@ -42,16 +41,16 @@ func (a *Applier) applyStaged(ctx context.Context, c client.Client, objects []*u
 		if len(stage.objects) == 0 {
 			continue
 		}
-		deferred := &deferredApplies{Client: c}
-		rm := a.managerFor(deferred)
+		applies := newConcurrentApplies(c, a.concurrency())
+		rm := a.managerFor(applies)
 		cs, err := rm.ApplyAll(ctx, stage.objects, opts)
+		sent, applyErr := applies.wait()
 		if err != nil {
 			return changeSet, err
 		}
-		sent, err := deferred.send(ctx, a.concurrency())
 		changeSet.Append(appliedEntries(cs.Entries, sent))
-		if err != nil {
-			return changeSet, err
+		if applyErr != nil {
+			return changeSet, applyErr
 		}
 		if stage.wait {
 			if err := rm.WaitForSet(cs.ToObjMetadataSet(), ssa.WaitOptions{Interval: opts.WaitInterval, Timeout: opts.WaitTimeout}); err != nil {
@@ -69,59 +68,71 @@ func (a *Applier) concurrency() int {
 	return 1
 }
 
-// deferredApplies records the applies (server-side apply patches that are not dry-runs) instead
-// of sending them; every other request goes through.
-type deferredApplies struct {
+// concurrentApplies sends each apply (a server-side apply patch that is not a dry-run) from a
+// goroutine of its own, n at a time, and answers at once; every other request goes through. A
+// caller that asks for more applies waits for a free slot, so no more than n objects (and their
+// answers) are held at once. After the first failure, applies are no longer sent.
+type concurrentApplies struct {
 	client.Client
-	mu      sync.Mutex
-	pending []deferredApply
+	slots chan struct{}
+	wg    sync.WaitGroup
+
+	mu   sync.Mutex
+	sent map[objectKey]bool
+	err  error
 }
 
-type deferredApply struct {
-	object *unstructured.Unstructured
-	opts   []client.PatchOption
+func newConcurrentApplies(c client.Client, n int) *concurrentApplies {
+	return &concurrentApplies{Client: c, slots: make(chan struct{}, n), sent: map[objectKey]bool{}}
 }
 
-func (d *deferredApplies) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+func (c *concurrentApplies) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok || patch.Type() != types.ApplyPatchType || isDryRun(opts) {
-		return d.Client.Patch(ctx, obj, patch, opts...)
+		return c.Client.Patch(ctx, obj, patch, opts...)
 	}
-	d.mu.Lock()
-	d.pending = append(d.pending, deferredApply{object: u, opts: opts})
-	d.mu.Unlock()
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	c.wg.Add(1)
+	go func() {
+		defer func() { <-c.slots; c.wg.Done() }()
+		if c.failed() {
+			return
+		}
+		key := keyOf(u)
+		err := c.Client.Patch(ctx, u, patch, opts...)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		switch {
+		case err == nil:
+			c.sent[key] = true
+		case c.err == nil:
+			c.err = fmt.Errorf("%s apply failed: %w", utils.FmtUnstructured(u), err)
+		}
+	}()
 	return nil
+}
+
+func (c *concurrentApplies) failed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil
+}
+
+// wait waits for the applies sent and returns the keys of the objects applied and the first
+// failure.
+func (c *concurrentApplies) wait() (map[objectKey]bool, error) {
+	c.wg.Wait()
+	return c.sent, c.err
 }
 
 func isDryRun(opts []client.PatchOption) bool {
 	po := &client.PatchOptions{}
 	po.ApplyOptions(opts)
 	return len(po.DryRun) > 0
-}
-
-// send applies what was recorded, n at a time, and returns the keys of the objects applied. On
-// the first failure no more applies start; the error names the object, as ssa's does.
-func (d *deferredApplies) send(ctx context.Context, n int) (map[objectKey]bool, error) {
-	var mu sync.Mutex
-	sent := map[objectKey]bool{}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(n)
-	for _, p := range d.pending {
-		g.Go(func() error {
-			if gctx.Err() != nil {
-				return nil // an earlier apply failed
-			}
-			if err := d.Client.Patch(gctx, p.object, client.Apply, p.opts...); err != nil {
-				return fmt.Errorf("%s apply failed: %w", utils.FmtUnstructured(p.object), err)
-			}
-			mu.Lock()
-			sent[keyOf(p.object)] = true
-			mu.Unlock()
-			return nil
-		})
-	}
-	err := g.Wait()
-	return sent, err
 }
 
 // objectKey identifies an object across API versions.

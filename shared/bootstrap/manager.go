@@ -6,6 +6,7 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/fluxcd/pkg/runtime/pprof"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,7 +58,7 @@ func (o *Options) NewManager(name string, scheme *runtime.Scheme, owned ...clien
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr, ExtraHandlers: pprof.GetHandlers()},
 		HealthProbeBindAddress: o.HealthAddr,
 		LeaderElection:         o.LeaderElection.Enable,
 		LeaderElectionID:       leaderelection.GenerateID(name, o.WatchLabelSelector),
