@@ -25,7 +25,7 @@ import (
 // memory: after a restart the first reconcile dry-runs everything, as Flux does every time.
 type appliedSet struct {
 	revision string
-	objects  [][]byte // JSON
+	objects  [][]byte                  // JSON
 	versions map[string]appliedVersion // by inventory id
 }
 
