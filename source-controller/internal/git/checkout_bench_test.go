@@ -1,0 +1,40 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/sluice-gitops/sluice/shared/gitauth"
+	"github.com/sluice-gitops/sluice/shared/testserver"
+)
+
+// A shallow checkout of 5,000 small files over loopback HTTP, without a size limit and with
+// one (the budget on every write and the tree added up before it is written).
+func BenchmarkCheckout5kFiles(b *testing.B) {
+	server := testserver.NewGitServer(b, testserver.Options{})
+	repo := server.NewRepo(b, "bench")
+	files := map[string]string{}
+	for i := range 5000 {
+		files[fmt.Sprintf("deploy/app-%02d/cm-%04d.yaml", i%50, i)] = fmt.Sprintf("kind: ConfigMap\nmetadata:\n  name: cm-%d\n", i)
+	}
+	sha := repo.Commit(b, "Initial commit", files)
+	rev := Revision{Name: DefaultBranch, RefName: plumbing.NewBranchReferenceName(DefaultBranch), Hash: sha}
+	for _, limit := range []int64{0, DefaultMaxCloneSize} {
+		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) {
+			for b.Loop() {
+				dir, err := os.MkdirTemp("", "checkout-bench-*")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Checkout(context.Background(), dir+"/src", repo.HTTPURL(), rev, &gitauth.Auth{}, limit); err != nil {
+					b.Fatal(err)
+				}
+				_ = os.RemoveAll(dir)
+			}
+		})
+	}
+}

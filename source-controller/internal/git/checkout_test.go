@@ -1,0 +1,75 @@
+package git
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	. "github.com/onsi/gomega"
+
+	"github.com/sluice-gitops/sluice/shared/gitauth"
+	"github.com/sluice-gitops/sluice/shared/testserver"
+)
+
+// A clone over --git-max-clone-size fails before it fills the disk: a pack over the limit is
+// stopped while it is fetched, with no more than the limit written; a working tree that would
+// take the clone over it is not written at all. Within the limit, the same clone checks out.
+// Branches (shallow) and pinned commits (full clone, then the commit) alike.
+func TestCheckoutSizeLimit(t *testing.T) {
+	server := testserver.NewGitServer(t, testserver.Options{})
+	repo := server.NewRepo(t, "big")
+	// Random bytes do not compress: the pack is about as large as the file.
+	noise := make([]byte, 3<<20)
+	_, _ = rand.Read(noise)
+	sha := repo.Commit(t, "Add a big file", map[string]string{"big.bin": string(noise), "app.yaml": "v: 1\n"})
+
+	for _, pinned := range []bool{false, true} {
+		rev := Revision{Name: DefaultBranch, RefName: plumbing.NewBranchReferenceName(DefaultBranch), Hash: sha, Pinned: pinned}
+		checkout := func(limit int64) (string, error) {
+			dir := filepath.Join(t.TempDir(), "src")
+			_, err := Checkout(context.Background(), dir, repo.HTTPURL(), rev, &gitauth.Auth{}, limit)
+			return dir, err
+		}
+		t.Run(map[bool]string{false: "branch", true: "pinned commit"}[pinned], func(t *testing.T) {
+			g := NewWithT(t)
+
+			dir, err := checkout(1 << 20)
+			g.Expect(errors.Is(err, ErrCloneTooLarge)).To(BeTrue(), "%v", err)
+			g.Expect(err).To(MatchError("Git clone is more than 1 MiB, over --git-max-clone-size (1 MiB)"))
+			g.Expect(treeBytes(t, dir)).To(BeNumerically("<=", 1<<20), "no more than the limit written")
+
+			dir, err = checkout(5 << 20)
+			g.Expect(errors.Is(err, ErrCloneTooLarge)).To(BeTrue(), "%v", err)
+			g.Expect(err.Error()).To(MatchRegexp(`^Git clone is 6(\.\d)? MiB, over --git-max-clone-size \(5 MiB\)$`))
+			g.Expect(filepath.Join(dir, "big.bin")).NotTo(BeAnExistingFile(), "the working tree is not written")
+			g.Expect(filepath.Join(dir, "app.yaml")).NotTo(BeAnExistingFile(), "the working tree is not written")
+
+			dir, err = checkout(8 << 20)
+			g.Expect(err).NotTo(HaveOccurred())
+			got, err := os.ReadFile(filepath.Join(dir, "big.bin"))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(noise))
+		})
+	}
+}
+
+// treeBytes is the size of the regular files under dir.
+func treeBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		n += fi.Size()
+		return err
+	})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return n
+}
