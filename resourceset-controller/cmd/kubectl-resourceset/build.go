@@ -84,7 +84,7 @@ func (o *buildOptions) render(ctx context.Context, namespace string, cluster cli
 		if err != nil {
 			return nil, fmt.Errorf("ResourceSet '%s/%s': %w", rset.Namespace, rset.Name, err)
 		}
-		objects, err := builder.ForResourceSet(rset, groups)
+		objects, err := builder.ForResourceSet(ctx, rset, groups)
 		if err != nil {
 			return nil, fmt.Errorf("ResourceSet '%s/%s': build failed: %w", rset.Namespace, rset.Name, err)
 		}

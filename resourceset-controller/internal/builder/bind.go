@@ -12,7 +12,9 @@ import (
 // loop, and lets concurrent Builds share one Templates.
 type binding struct {
 	current   Input
+	budget    *budget
 	buf       bytes.Buffer
+	out       *limitedWriter // writes to buf
 	resources []*renderer
 	document  *template.Template
 }
@@ -21,14 +23,20 @@ type binding struct {
 type renderer struct {
 	entry     *resourceTemplate
 	templates []*template.Template // bound clones, indexed like entry.names
+	budget    *budget
 	buf       *bytes.Buffer
+	out       *limitedWriter
 }
 
-func (t *Templates) bind() (*binding, error) {
-	b := &binding{}
-	bound := template.FuncMap{inputsFunc: func() map[string]any { return b.current }}
+// bind clones the templates for one Build, with its inputs function and the functions metered
+// by its budget.
+func (t *Templates) bind(bud *budget) (*binding, error) {
+	b := &binding{budget: bud}
+	b.out = &limitedWriter{buf: &b.buf, budget: bud}
+	bound := bud.funcMap()
+	bound[inputsFunc] = func() map[string]any { return b.current }
 	for _, rt := range t.resources {
-		r := &renderer{entry: rt, buf: &b.buf}
+		r := &renderer{entry: rt, budget: bud, buf: &b.buf, out: b.out}
 		if rt.ns != nil {
 			ns, err := rt.ns.Clone()
 			if err != nil {
@@ -55,7 +63,7 @@ func (t *Templates) bind() (*binding, error) {
 // execute runs one template of the entry and returns its output.
 func (r *renderer) execute(i int) (string, error) {
 	r.buf.Reset()
-	if err := r.templates[i].Execute(r.buf, nil); err != nil {
+	if err := r.templates[i].Execute(r.out, nil); err != nil {
 		return "", err
 	}
 	return r.buf.String(), nil

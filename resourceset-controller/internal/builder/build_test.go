@@ -16,7 +16,7 @@ func TestBuildWithoutInputsRendersNothing(t *testing.T) {
     name: static
 `), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: other\n")
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, err := tmpl.Build(nil, &CommonMetadata{Labels: map[string]string{"a": "b"}})
+	objects, err := tmpl.Build(t.Context(), nil, &CommonMetadata{Labels: map[string]string{"a": "b"}})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(objects).NotTo(BeNil())
 	g.Expect(objects).To(BeEmpty())
@@ -48,7 +48,7 @@ func TestTypedAndMixedStrings(t *testing.T) {
     << inputs.key >>: templated key
 `), "")
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, err := tmpl.Build([]Input{{
+	objects, err := tmpl.Build(t.Context(), []Input{{
 		"n": float64(7), "s": "12", "f": 1.5, "owner": "a: b # c", "on": true, "key": "dynamic",
 	}}, nil)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -95,7 +95,7 @@ data:
   count: 3
 `)
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, err := tmpl.Build(inputsOf(t, `[{create: false, name: a}, {create: true, name: b}]`), nil)
+	objects, err := tmpl.Build(t.Context(), inputsOf(t, `[{create: false, name: a}, {create: true, name: b}]`), nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(contents(objects)).To(Equal(objectsOf(t, `
 apiVersion: v1
@@ -162,7 +162,7 @@ func TestDeduplication(t *testing.T) {
       fluxcd.controlplane.io/reconcile: << if eq inputs.tenant "team1" >>disabled<< else >>enabled<< end >>
 `), "")
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, err := tmpl.Build(inputsOf(t, `[{tenant: team1}, {tenant: team2}]`), nil)
+	objects, err := tmpl.Build(t.Context(), inputsOf(t, `[{tenant: team1}, {tenant: team2}]`), nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	var got []string
 	for _, o := range objects {
@@ -188,7 +188,7 @@ func TestBuildDoesNotModifyInputs(t *testing.T) {
 `), "")
 	g.Expect(err).NotTo(HaveOccurred())
 	inputs := []Input{{"app": map[string]any{"name": "original"}}}
-	objects, err := tmpl.Build(inputs, nil)
+	objects, err := tmpl.Build(t.Context(), inputs, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(objects[0].GetName()).To(Equal("changed"))
 	g.Expect(inputs[0]["app"]).To(Equal(map[string]any{"name": "original"}))
@@ -213,7 +213,7 @@ func TestConcurrentBuilds(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			inputs := []Input{{"tenant": "a"}, {"tenant": "b"}}
-			objects, err := tmpl.Build(inputs, nil)
+			objects, err := tmpl.Build(t.Context(), inputs, nil)
 			errs[w] = err
 			for _, o := range objects {
 				names[w] = append(names[w], o.GetKind()+"/"+o.GetName())

@@ -205,7 +205,7 @@ func TestNaiveBuilderAgrees(t *testing.T) {
 
 	tmpl, err := Parse(resources, "")
 	g.Expect(err).NotTo(HaveOccurred())
-	ours, err := tmpl.Build(inputs, nil)
+	ours, err := tmpl.Build(t.Context(), inputs, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	naive, err := naiveBuild(resources, inputs)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -222,7 +222,7 @@ func BenchmarkBuild1000Inputs10Resources(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		objects, err := tmpl.Build(inputs, nil)
+		objects, err := tmpl.Build(b.Context(), inputs, nil)
 		if err != nil || len(objects) != 10000 {
 			b.Fatalf("got %d objects, err %v", len(objects), err)
 		}

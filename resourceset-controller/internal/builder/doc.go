@@ -24,4 +24,11 @@
 //
 // The resourcesTemplate is one multi-document YAML template, rendered per input
 // and then split into documents.
+//
+// A build stays within the limits of limits.go (docs/resourceset.md, "Limits"):
+// the functions whose cost grows with an argument are replaced by bounded ones
+// (sequences.go, strings.go, printf.go), every function is metered per build
+// (metered.go), parsed templates get checks at loops, template calls and prints
+// (guard.go), and output goes through a limited writer (budget.go). The build's
+// context is looked at wherever text/template gives control back.
 package builder

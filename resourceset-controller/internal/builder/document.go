@@ -23,7 +23,7 @@ type document struct {
 // comments (what if/range leave behind) are skipped and not counted.
 func (b *binding) renderDocuments() ([]document, error) {
 	b.buf.Reset()
-	if err := b.document.Execute(&b.buf, nil); err != nil {
+	if err := b.document.Execute(b.out, nil); err != nil {
 		return nil, err
 	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b.buf.Bytes())))

@@ -247,7 +247,7 @@ metadata:
 				return
 			}
 			g.Expect(err).NotTo(HaveOccurred())
-			objects, err := tmpl.Build(inputsOf(t, tc.inputs), nil)
+			objects, err := tmpl.Build(t.Context(), inputsOf(t, tc.inputs), nil)
 			g.Expect(err).To(HaveOccurred())
 			g.Expect(objects).To(BeNil())
 			t.Log(err)

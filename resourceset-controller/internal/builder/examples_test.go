@@ -571,7 +571,7 @@ metadata:
 			g := NewWithT(t)
 			tmpl, err := Parse(resourcesOf(t, tc.resources), tc.resourcesTemplate)
 			g.Expect(err).NotTo(HaveOccurred())
-			objects, err := tmpl.Build(inputsOf(t, tc.inputs), tc.common)
+			objects, err := tmpl.Build(t.Context(), inputsOf(t, tc.inputs), tc.common)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(contents(objects)).To(Equal(objectsOf(t, tc.want)))
 		})

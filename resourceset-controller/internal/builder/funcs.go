@@ -20,12 +20,39 @@ const (
 )
 
 // funcs is built once: slim-sprig builds a new map on every call and
-// text/template copies it into each template anyway.
+// text/template copies it into each template anyway. Every Build binds
+// metered copies of these functions (metered.go).
 var funcs = func() template.FuncMap {
 	fm := sprig.HermeticTxtFuncMap()
 	fm["toYaml"] = toYAML
 	fm["slugify"] = slugify
 	fm["bool"] = toBool
+	// The functions whose cost grows with an argument, bounded (sequences.go, strings.go).
+	fm["until"] = until
+	fm["untilStep"] = untilStep
+	fm["seq"] = seq
+	fm["uniq"] = uniq
+	fm["mustUniq"] = mustUniq
+	fm["repeat"] = repeat
+	fm["indent"] = indent
+	fm["nindent"] = nindent
+	fm["replace"] = replace
+	fm["join"] = join
+	fm["split"] = split
+	fm["splitn"] = splitn
+	fm["splitList"] = splitList
+	fm["regexReplaceAll"] = regexReplaceAll(false)
+	fm["mustRegexReplaceAll"] = regexReplaceAll(false)
+	fm["regexReplaceAllLiteral"] = regexReplaceAll(true)
+	fm["mustRegexReplaceAllLiteral"] = regexReplaceAll(true)
+	// The text/template builtins that print their arguments, so they are metered too
+	// (a function of the map takes precedence over a builtin of the same name).
+	fm["printf"] = printf
+	fm["print"] = fmt.Sprint
+	fm["println"] = fmt.Sprintln
+	fm["html"] = template.HTMLEscaper
+	fm["js"] = template.JSEscaper
+	fm["urlquery"] = template.URLQueryEscaper
 	// Placeholder so templates parse; every Build binds the real one (see bind.go).
 	fm[inputsFunc] = func() map[string]any { return nil }
 	return fm

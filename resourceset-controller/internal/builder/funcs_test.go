@@ -83,7 +83,7 @@ func TestTemplateFunctions(t *testing.T) {
     inline: << inputs.settings | toYaml | quote >>
 `), "")
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, err := tmpl.Build(inputsOf(t, `
+	objects, err := tmpl.Build(t.Context(), inputsOf(t, `
 - branch: Feature/Add_Login
   enabled: "true"
   disabled: "false"

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ func parseResource(name string, raw []byte) (*resourceTemplate, error) {
 	if rt.root, err = c.compile(v, name); err != nil {
 		return nil, err
 	}
+	if rt.ns != nil {
+		guard(rt.ns)
+	}
 	return rt, nil
 }
 
@@ -53,7 +57,7 @@ func (c *compiler) compile(v any, path string) (valueNode, error) {
 	switch v := v.(type) {
 	case string:
 		if !strings.Contains(v, leftDelim) {
-			return staticValue{v}, nil
+			return newStatic(v), nil
 		}
 		return c.parseString(path, v)
 	case map[string]any:
@@ -86,7 +90,7 @@ func (c *compiler) compile(v any, path string) (valueNode, error) {
 			n.fields = append(n.fields, f)
 		}
 		if static {
-			return staticValue{v}, nil
+			return newStatic(v), nil
 		}
 		return n, nil
 	case []any:
@@ -103,11 +107,11 @@ func (c *compiler) compile(v any, path string) (valueNode, error) {
 			n.items[i] = item
 		}
 		if static {
-			return staticValue{v}, nil
+			return newStatic(v), nil
 		}
 		return n, nil
 	default:
-		return staticValue{v}, nil
+		return newStatic(v), nil
 	}
 }
 
@@ -171,10 +175,20 @@ func joinKey(path, key string) string {
 }
 
 // staticValue is a value without templates; it is copied for every object so
-// objects never share maps.
-type staticValue struct{ v any }
+// objects never share maps, and each copy counts in MaxRenderedSize.
+type staticValue struct {
+	v    any
+	size int64
+}
 
-func (n staticValue) render(*renderer) (any, error) {
+func newStatic(v any) staticValue {
+	return staticValue{v: v, size: sizeOf(v, math.MaxInt64)}
+}
+
+func (n staticValue) render(r *renderer) (any, error) {
+	if err := r.budget.render(n.size); err != nil {
+		return nil, err
+	}
 	return runtime.DeepCopyJSONValue(n.v), nil
 }
 

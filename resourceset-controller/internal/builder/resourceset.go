@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,8 +15,8 @@ import (
 //
 // A ResourceSet without inputs and without inputsFrom renders its resources once, with empty
 // inputs (plain resources need no matrix); one whose providers export nothing renders nothing,
-// so what it applied before is pruned.
-func ForResourceSet(rset *rsv1.ResourceSet, groups []inputs.Group) ([]*unstructured.Unstructured, error) {
+// so what it applied before is pruned. The build stops soon after ctx is done.
+func ForResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group) ([]*unstructured.Unstructured, error) {
 	inline, err := inputs.FromAPI(rset.Spec.Inputs)
 	if err != nil {
 		return nil, fmt.Errorf("spec.inputs: %w", err)
@@ -40,5 +41,5 @@ func ForResourceSet(rset *rsv1.ResourceSet, groups []inputs.Group) ([]*unstructu
 	if cm := rset.Spec.CommonMetadata; cm != nil {
 		common = &CommonMetadata{Labels: cm.Labels, Annotations: cm.Annotations}
 	}
-	return t.Build(all, common)
+	return t.Build(ctx, all, common)
 }

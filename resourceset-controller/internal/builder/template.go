@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/template"
@@ -38,6 +39,7 @@ func Parse(resources [][]byte, resourcesTemplate string) (*Templates, error) {
 		if err != nil {
 			return nil, err // "template: resourcesTemplate:12: ..."
 		}
+		guard(doc)
 		t.document = doc
 	}
 	return t, nil
@@ -58,11 +60,15 @@ func Parse(resources [][]byte, resourcesTemplate string) (*Templates, error) {
 //
 // With zero inputs nothing is rendered: objects are generated per input.
 // Build does not modify inputs.
-func (t *Templates) Build(inputs []Input, common *CommonMetadata) ([]*unstructured.Unstructured, error) {
+//
+// A build stays within the limits of limits.go and stops soon after ctx is done (its
+// error then wraps ctx.Err()); the errors of the other limits name the limit.
+func (t *Templates) Build(ctx context.Context, inputs []Input, common *CommonMetadata) ([]*unstructured.Unstructured, error) {
 	if len(inputs) == 0 {
 		return []*unstructured.Unstructured{}, nil
 	}
-	b, err := t.bind()
+	bud := newBudget(ctx)
+	b, err := t.bind(bud)
 	if err != nil {
 		return nil, err
 	}
@@ -78,8 +84,14 @@ func (t *Templates) Build(inputs []Input, common *CommonMetadata) ([]*unstructur
 		return nil
 	}
 	for i, in := range inputs {
+		if err := bud.alive(); err != nil {
+			return nil, fmt.Errorf("inputs[%d]: %w", i, err)
+		}
 		b.current = copyInput(in)
 		for _, r := range b.resources {
+			if err := bud.alive(); err != nil {
+				return nil, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err)
+			}
 			v, err := r.entry.root.render(r)
 			if err != nil {
 				return nil, fmt.Errorf("inputs[%d]: %w", i, err)

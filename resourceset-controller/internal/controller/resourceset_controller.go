@@ -111,9 +111,9 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	if waiting, err := r.checkDependencies(ctx, obj); err != nil || waiting {
 		return owner.Plan{Done: wait}, err
 	}
-	objects, err := builder.ForResourceSet(obj, groups)
+	objects, err := builder.ForResourceSet(ctx, obj, groups)
 	if err != nil {
-		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(fmt.Errorf("build failed: %w", err)))
+		return owner.Plan{}, r.buildFailed(obj, err)
 	}
 	revision, err := apply.Revision(objects)
 	if err != nil {
