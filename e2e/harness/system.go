@@ -17,6 +17,12 @@ type System struct {
 	Env         *testenv.Env
 	Kubeconfig  string
 	Controllers []*Controller
+
+	stateDir string
+	// apiServer is the kube-apiserver started by StartAPIServer, nil while envtest's runs;
+	// apiServerArgs is the command line of the one StopAPIServer stopped.
+	apiServer     *apiServer
+	apiServerArgs []string
 }
 
 // SystemOptions configure StartSystemWith.
@@ -46,7 +52,7 @@ func StartSystemWith(ctx context.Context, binDir, stateDir string, opts SystemOp
 	if err != nil {
 		return nil, err
 	}
-	s := &System{Env: env, Kubeconfig: filepath.Join(stateDir, "kubeconfig")}
+	s := &System{Env: env, Kubeconfig: filepath.Join(stateDir, "kubeconfig"), stateDir: stateDir}
 	if err := env.WriteKubeconfig(s.Kubeconfig); err != nil {
 		_ = s.Stop()
 		return nil, err
@@ -71,13 +77,17 @@ func StartSystemWith(ctx context.Context, binDir, stateDir string, opts SystemOp
 	return s, nil
 }
 
-// Stop stops the controllers (SIGTERM) and then the control plane.
+// Stop stops the controllers (SIGTERM) and then the control plane (a kube-apiserver started
+// again by StartAPIServer first).
 func (s *System) Stop() error {
 	var errs []error
 	for _, c := range s.Controllers {
 		if err := c.Stop(30 * time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
 		}
+	}
+	if err := s.stopAPIServerOnExit(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.Env.Stop(); err != nil {
 		errs = append(errs, err)

@@ -95,7 +95,12 @@ func run(m *testing.M) (code int) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sys, err = harness.StartSystemWith(ctx, binDir, stateDir, harness.SystemOptions{CommonArgs: controllerArgs})
+	sys, err = harness.StartSystemWith(ctx, binDir, stateDir, harness.SystemOptions{
+		CommonArgs: controllerArgs,
+		// The objects of a shard (a label sharding.fluxcd.io/key, as in Flux) are left to a
+		// scenario's own source-controller (faults_storage_test.go).
+		Args: map[string][]string{"source-controller": {"--watch-label-selector=!" + shardLabel}},
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "scenarios: starting the system:", err)
 		return 1
