@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -378,6 +379,7 @@ func (c *converter) yamlCharts(m *yaml.Node, off int) error {
 			case isNull(item):
 				entries = append(entries, nil)
 			case item.Kind == yaml.MappingNode:
+				canonicalKeys(item, entryFields, entryNesting)
 				e := &rawEntry{where: "line " + itoa(item.Line+off)}
 				if err := item.Decode(e); err != nil {
 					return fmt.Errorf("chart %q: %w", name, yamlError(err, off, nil))
@@ -393,6 +395,55 @@ func (c *converter) yamlCharts(m *yaml.Node, off int) error {
 		}
 	}
 	return nil
+}
+
+// The keys of a version entry, and of the mappings some of its fields hold, as rawEntry and the
+// types it holds name them.
+var (
+	entryFields  = []string{"apiVersion", "name", "version", "appVersion", "type", "deprecated", "urls", "digest", "created", "maintainers", "dependencies"}
+	entryNesting = map[string][]string{"maintainers": {"name", "email", "url"}, "dependencies": {"name", "alias"}}
+)
+
+// canonicalKeys renames the keys of the mapping m that match one of fields case-insensitively
+// to that field: Helm decodes index entries with encoding/json (through JSON), which matches
+// keys that way ("Version:" is the version, "ALIAS:" the alias), where yaml.v3 matches them
+// exactly. Two keys that then coincide ("name" and "Name") are refused by the decoder as
+// duplicates. Merged mappings ("<<") are renamed too, and the mappings the value of a key
+// holds (alone or in a list) with the fields nested gives for that key.
+func canonicalKeys(m *yaml.Node, fields []string, nested map[string][]string) {
+	if m.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], deref(m.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		if k.Value == "<<" {
+			canonicalItems(v, fields, nested)
+			continue
+		}
+		for _, f := range fields {
+			if strings.EqualFold(k.Value, f) {
+				k.Value = f
+				break
+			}
+		}
+		if inner, ok := nested[k.Value]; ok {
+			canonicalItems(v, inner, nil)
+		}
+	}
+}
+
+// canonicalItems is canonicalKeys for a mapping or for each mapping of a list.
+func canonicalItems(n *yaml.Node, fields []string, nested map[string][]string) {
+	if n.Kind != yaml.SequenceNode {
+		canonicalKeys(n, fields, nested)
+		return
+	}
+	for _, item := range n.Content {
+		canonicalKeys(deref(item), fields, nested)
+	}
 }
 
 var lineRef = regexp.MustCompile(`line (\d+)`)
@@ -584,6 +635,44 @@ var keepKeys = map[string]bool{
 	"dependencies": true, "<<": true,
 }
 
+// keepKey tells the keys of keepKeys, matched case-insensitively like the decoder matches
+// them (see canonicalKeys). Most keys are ASCII and are looked up lower-cased; Unicode folds
+// a few other letters onto ASCII ones (ſ onto s, the Kelvin sign onto k), so other keys are
+// compared one by one.
+func keepKey(key []byte) bool {
+	if keepKeys[string(key)] {
+		return true
+	}
+	var lower [32]byte
+	if len(key) > len(lower) {
+		return false // longer than any spelling of a kept key
+	}
+	for i, c := range key {
+		if c >= utf8.RuneSelf {
+			for k := range keepKeys {
+				if bytes.EqualFold(key, []byte(k)) {
+					return true
+				}
+			}
+			return false
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return keepKeysLower[string(lower[:len(key)])]
+}
+
+// keepKeysLower is keepKeys in lower case.
+var keepKeysLower = func() map[string]bool {
+	m := make(map[string]bool, len(keepKeys))
+	for k := range keepKeys {
+		m[strings.ToLower(k)] = true
+	}
+	return m
+}()
+
 // filterChunk appends to dst the chunk of one chart with the fields outside keepKeys blanked.
 // It works on entries written in block style, a "- " line starting each and its keys one
 // per line at one indentation, and leaves anything else as it is.
@@ -651,7 +740,7 @@ func filterChunk(dst, chunk []byte) []byte {
 				continue
 			}
 			mapIndent = ind + k
-			if keepKeys[string(key)] {
+			if keepKey(key) {
 				dst = append(dst, line...)
 				continue
 			}
@@ -672,7 +761,7 @@ func filterChunk(dst, chunk []byte) []byte {
 			switch {
 			case !ok:
 				mapIndent = -1 // something unusual: leave the rest of this entry alone
-			case !keepKeys[string(key)]:
+			case !keepKey(key):
 				dst = append(dst, '\n')
 				skipping = true
 				continue
