@@ -76,6 +76,8 @@ func TestControllersServeProbesAndMetricsAndStopOnSIGTERM(t *testing.T) {
 
 			g.Expect(get(t, "http://"+c.HealthAddr+"/healthz")).To(Equal("ok"))
 			g.Expect(get(t, "http://"+c.MetricsAddr+"/metrics")).To(ContainSubstring("go_goroutines"))
+			// Go's profiles, on the metrics port as in Flux's controllers.
+			g.Expect(get(t, "http://"+c.MetricsAddr+"/debug/pprof/")).To(ContainSubstring("heap"))
 
 			g.Expect(c.Stop(30*time.Second)).To(Succeed(), "a clean exit on SIGTERM")
 		})

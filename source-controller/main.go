@@ -45,7 +45,8 @@ func main() {
 			maxSize            int
 			ttl, purgeInterval time.Duration
 		}
-		chartLimits chart.Limits
+		chartLimits         chart.Limits
+		sharedDownloadsSize int64
 
 		gitMaxCloneSize, ociMaxLayerSize int64
 	)
@@ -68,6 +69,8 @@ func main() {
 	pflag.Int64Var(&helmIndexMaxSize, "helm-index-max-size", 50<<20, "The largest Helm repository index.yaml, in bytes, that is downloaded.")
 	pflag.Int64Var(&chartLimits.MaxChartSize, "helm-chart-max-size", 10<<20, "The largest Helm chart archive, in bytes, that is downloaded.")
 	pflag.Int64Var(&chartLimits.MaxFileSize, "helm-chart-file-max-size", 5<<20, "The largest file, in bytes, a Helm chart may hold.")
+	pflag.Int64Var(&sharedDownloadsSize, "helm-chart-cache-max-size", 64<<20,
+		"The bytes of chart archives kept in memory, each downloaded once for all the HelmCharts that resolve to it (same URL, digest and credentials); 0 downloads a chart for each HelmChart.")
 	pflag.IntVar(&helmCache.maxSize, "helm-cache-max-size", 0,
 		"The number of Helm repository indexes kept in memory; 0 disables the cache. A full cache evicts the least recently used index.")
 	pflag.DurationVar(&helmCache.ttl, "helm-cache-ttl", 15*time.Minute, "How long an index stays cached after its last use.")
@@ -112,7 +115,7 @@ func main() {
 	}
 	helmChart := &controller.HelmChartReconciler{
 		SourceReconciler: common, Limits: chartLimits, RequeueDependency: opts.RequeueDependency, Fetcher: &artifact.Fetcher{},
-		IndexCache: indexCache,
+		IndexCache: indexCache, Downloads: chart.NewDownloads(sharedDownloadsSize),
 	}
 	bootstrap.Exit(helmChart.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the HelmChart controller")
 

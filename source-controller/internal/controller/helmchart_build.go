@@ -58,7 +58,7 @@ func (r *HelmChartReconciler) buildFromHelmRepository(ctx context.Context, obj *
 	if err != nil {
 		return nil, false, r.fetchFailed(obj, sourcev1.AuthenticationFailedReason, err)
 	}
-	res, err := chart.Pull(ctx, remote, filepath.Join(tmp, "out"), opts)
+	res, err := r.Downloads.Pull(ctx, remote, filepath.Join(tmp, "out"), opts)
 	if err != nil {
 		return nil, false, r.chartFailed(obj, sourcev1.ChartPullFailedReason, err)
 	}

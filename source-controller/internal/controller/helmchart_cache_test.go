@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -39,4 +40,23 @@ func TestHelmChartsShareTheIndexCache(t *testing.T) {
 	g.Eventually(chartCondition(second, meta.ReadyCondition), timeout).Should(Equal("True|ChartPullSucceeded|pulled 'redis' chart with version '1.2.0'"))
 	g.Expect(hits()).To(BeNumerically(">", hitsBefore))
 	g.Expect(misses()).To(BeNumerically(">", 0))
+}
+
+// HelmCharts that resolve to the same archive share one download (--helm-chart-cache-max-size).
+func TestHelmChartsShareTheDownloadOfAChart(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
+	server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "6.0.3"})
+	createHelmRepo(t, ns, "charts", sourcev1.HelmRepositorySpec{URL: server.URL()})
+
+	var charts []client.ObjectKey
+	for i := range 10 {
+		charts = append(charts, createChart(t, ns, fmt.Sprintf("podinfo-%d", i), sourcev1.HelmChartSpec{Chart: "podinfo",
+			SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: "charts"}}))
+	}
+	for _, key := range charts {
+		g.Eventually(chartCondition(key, meta.ReadyCondition), timeout).Should(Equal("True|ChartPullSucceeded|pulled 'podinfo' chart with version '6.0.3'"))
+	}
+	g.Expect(server.Requests("/podinfo-6.0.3.tgz")).To(Equal(1))
 }

@@ -35,6 +35,9 @@ type HelmChartReconciler struct {
 	Fetcher *artifact.Fetcher
 	// IndexCache keeps opened repository indexes (--helm-cache-*); nil reads them every time.
 	IndexCache *index.Cache
+	// Downloads shares chart downloads between HelmCharts (--helm-chart-cache-max-size); nil
+	// downloads for each.
+	Downloads *chart.Downloads
 }
 
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmcharts,verbs=get;list;watch;update;patch
@@ -128,14 +131,13 @@ func (r *HelmChartReconciler) storeChart(obj *sourcev1.HelmChart, res *chart.Res
 	obj.Status.ObservedChartName = res.Name
 	obj.Status.ObservedValuesFiles = res.ValuesFiles
 	reason, msg := chartReadyMessageFor(res.Packaged, res.Name, res.Version)
-	url, err := r.storeArtifact(obj, art, "latest.tar.gz", msg)
+	url, err := r.storeArtifact(obj, art, "latest.tar.gz", reason, msg)
 	if err != nil {
 		return err
 	}
 	obj.Status.URL = url
 	conditions.Delete(obj, sourcev1.BuildFailedCondition)
 	conditions.Delete(obj, sourcev1.FetchFailedCondition)
-	r.EventRecorder.Event(obj, corev1.EventTypeNormal, reason, msg)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -94,6 +95,9 @@ func TestHelmChartWalkthrough(t *testing.T) {
 	g.Expect(obj.Status.ObservedChartName).To(Equal("podinfo"))
 	g.Expect(obj.Status.ObservedSourceArtifactRevision).To(Equal(getHelmRepo(g, client.ObjectKey{Namespace: ns, Name: "podinfo"}).Status.Artifact.Revision))
 	g.Expect(download(t, obj.Status.Artifact.URL).String()).To(Equal(sha256File(t, pulled)), "pulled as is")
+	// One event for the stored chart, as Flux: its reason, not NewArtifact besides.
+	g.Eventually(chartEvents(key), timeout).Should(ContainElement("Normal ChartPullSucceeded: pulled 'podinfo' chart with version '5.2.1'"))
+	g.Expect(chartEvents(key)(g)).NotTo(ContainElement(HavePrefix("Normal NewArtifact")))
 	g.Eventually(eventsOf(key), timeout).Should(ContainElement("Normal ChartPullSucceeded: pulled 'podinfo' chart with version '5.2.1'"))
 
 	setChartVersion(t, key, "9.*")
@@ -193,4 +197,19 @@ func fetchChartValues(t *testing.T, url string) map[string]any {
 		return map[string]any{}
 	}
 	return c.Values
+}
+
+// chartEvents are the events of a HelmChart, "<type> <reason>: <message>".
+func chartEvents(key client.ObjectKey) func(g Gomega) []string {
+	return func(g Gomega) []string {
+		list := &corev1.EventList{}
+		g.Expect(k8s.List(context.Background(), list, client.InNamespace(key.Namespace))).To(Succeed())
+		var out []string
+		for _, e := range list.Items {
+			if e.InvolvedObject.Kind == sourcev1.HelmChartKind && e.InvolvedObject.Name == key.Name {
+				out = append(out, e.Type+" "+e.Reason+": "+e.Message)
+			}
+		}
+		return out
+	}
 }

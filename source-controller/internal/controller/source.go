@@ -172,9 +172,10 @@ func (r *SourceReconciler) reconcileStorage(ctx context.Context, obj source) {
 		"stored artifact for revision '%s'", art.Revision)
 }
 
-// storeArtifact makes art the served artifact, with the stable link linkName pointing at it;
-// it returns the link's URL.
-func (r *SourceReconciler) storeArtifact(obj source, art meta.Artifact, linkName, eventMsg string) (string, error) {
+// storeArtifact makes art the served artifact, with the stable link linkName pointing at it,
+// and records one event (reason, eventMsg) annotated with its revision; it returns the link's
+// URL.
+func (r *SourceReconciler) storeArtifact(obj source, art meta.Artifact, linkName, reason, eventMsg string) (string, error) {
 	url, err := r.Storage.Symlink(art, linkName)
 	if err != nil {
 		return "", r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, err)
@@ -185,7 +186,7 @@ func (r *SourceReconciler) storeArtifact(obj source, art meta.Artifact, linkName
 	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, meta.SucceededReason,
 		"stored artifact for revision '%s'", art.Revision)
 	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": art.Revision}, corev1.EventTypeNormal,
-		sourcev1.NewArtifactReason, "%s", status.Redact(eventMsg))
+		reason, "%s", status.Redact(eventMsg))
 	return url, nil
 }
 

@@ -125,7 +125,7 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	}
 	helmChart := &HelmChartReconciler{
 		SourceReconciler: common, RequeueDependency: time.Second, Fetcher: &artifact.Fetcher{},
-		Limits: chart.Limits{MaxChartSize: chartMaxSize}, IndexCache: indexCache,
+		Limits: chart.Limits{MaxChartSize: chartMaxSize}, IndexCache: indexCache, Downloads: chart.NewDownloads(64 << 20),
 	}
 	if err := helmChart.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return 0, err

@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/testserver"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+)
+
+// BenchmarkHelmChartsProcess runs the source-controller binary (bin/, `make build`) with
+// --concurrent=10, and creates 1,000 HelmCharts on one Ready HelmRepository of 40 charts × 5
+// versions (a local Helm repository): the time until all are Ready with an artifact, and the
+// controller's CPU time and peak RSS.
+//
+//	go test -run '^$' -bench HelmChartsProcess -benchtime 1x .
+func BenchmarkHelmChartsProcess(b *testing.B) {
+	const charts = 1000
+	server := testserver.NewHelmRepository(b, testserver.HelmRepoOptions{})
+	for c := range 40 {
+		for v := range 5 {
+			server.AddChart(b, testserver.ChartSpec{Name: fmt.Sprintf("chart-%02d", c), Version: fmt.Sprintf("1.%d.0", v)})
+		}
+	}
+	dir := b.TempDir()
+	c := startController(b, "source-controller", kubeconfigIn(b, dir), dir, "--concurrent=10")
+	k8s := sourceClient(b)
+	ctx := context.Background()
+	for b.Loop() {
+		ns := newBenchNamespace(b)
+		repo := &sourcev1.HelmRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "repo"},
+			Spec: sourcev1.HelmRepositorySpec{URL: server.URL(), Interval: metav1.Duration{Duration: time.Hour}}}
+		NewWithT(b).Expect(k8s.Create(ctx, repo)).To(Succeed())
+		NewWithT(b).Eventually(func(g Gomega) bool {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(repo), repo)).To(Succeed())
+			return conditions.IsTrue(repo, meta.ReadyCondition)
+		}, time.Minute, 50*time.Millisecond).Should(BeTrue())
+		before := usage(b, c)
+		start := time.Now()
+		// Created 20 at a time, as a client applying a list would: one at a time, the creation
+		// itself would take longer than the controller.
+		var created errgroup.Group
+		created.SetLimit(20)
+		for n := range charts {
+			hc := &sourcev1.HelmChart{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("hc-%04d", n)},
+				Spec: sourcev1.HelmChartSpec{Chart: fmt.Sprintf("chart-%02d", n%40), Version: "1.*",
+					Interval:  metav1.Duration{Duration: time.Hour},
+					SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: "repo"}}}
+			created.Go(func() error { return k8s.Create(ctx, hc) })
+		}
+		NewWithT(b).Expect(created.Wait()).To(Succeed())
+		NewWithT(b).Eventually(func(g Gomega) int {
+			list := &sourcev1.HelmChartList{}
+			g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			ready := 0
+			for i := range list.Items {
+				if conditions.IsTrue(&list.Items[i], meta.ReadyCondition) && list.Items[i].Status.Artifact != nil {
+					ready++
+				}
+			}
+			return ready
+		}, 5*time.Minute, 100*time.Millisecond).Should(Equal(charts))
+		b.ReportMetric(time.Since(start).Seconds(), "s-to-ready")
+		after := usage(b, c)
+		b.ReportMetric((after.CPU - before.CPU).Seconds(), "cpu-s")
+		b.ReportMetric(float64(after.PeakRSS)/(1<<20), "MiB-peak-rss")
+	}
+}
+
+// sourceClient is an admin client that knows the source kinds, with the controllers' rate
+// limits, so the test's own requests do not pace the measure.
+func sourceClient(b testing.TB) client.Client {
+	scheme := runtime.NewScheme()
+	NewWithT(b).Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	NewWithT(b).Expect(sourcev1.AddToScheme(scheme)).To(Succeed())
+	cfg := *env.Config
+	cfg.QPS, cfg.Burst = 1000, 2000
+	c, err := client.New(&cfg, client.Options{Scheme: scheme})
+	NewWithT(b).Expect(err).NotTo(HaveOccurred())
+	return c
+}
