@@ -9,7 +9,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
-	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -49,18 +48,14 @@ func BenchmarkHelmChartsProcess(b *testing.B) {
 		}, time.Minute, 50*time.Millisecond).Should(BeTrue())
 		before := usage(b, c)
 		start := time.Now()
-		// Created 20 at a time, as a client applying a list would: one at a time, the creation
-		// itself would take longer than the controller.
-		var created errgroup.Group
-		created.SetLimit(20)
-		for n := range charts {
-			hc := &sourcev1.HelmChart{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("hc-%04d", n)},
+		// Created 20 at a time: one at a time, the creation itself would take longer than the
+		// controller.
+		forEach(b, charts, func(n int) error {
+			return k8s.Create(ctx, &sourcev1.HelmChart{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("hc-%04d", n)},
 				Spec: sourcev1.HelmChartSpec{Chart: fmt.Sprintf("chart-%02d", n%40), Version: "1.*",
 					Interval:  metav1.Duration{Duration: time.Hour},
-					SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: "repo"}}}
-			created.Go(func() error { return k8s.Create(ctx, hc) })
-		}
-		NewWithT(b).Expect(created.Wait()).To(Succeed())
+					SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: "repo"}}})
+		})
 		NewWithT(b).Eventually(func(g Gomega) int {
 			list := &sourcev1.HelmChartList{}
 			g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())

@@ -31,6 +31,7 @@ func BenchmarkResourceSetProcess(b *testing.B) {
 			// The API server's first request for a CRD builds its handler: done once before the
 			// measure, as in a running cluster.
 			waitResourceSetReady(b, applyResourceSet(b, newBenchNamespace(b), "warm-up", 1), "")
+			idle := usage(b, c)
 			for b.Loop() {
 				ns := newBenchNamespace(b)
 				before := usage(b, c)
@@ -47,6 +48,7 @@ func BenchmarkResourceSetProcess(b *testing.B) {
 
 				after := usage(b, c)
 				b.ReportMetric(float64(after.PeakRSS)/(1<<20), "MiB-peak-rss")
+				b.ReportMetric(float64(idle.PeakRSS)/(1<<20), "MiB-peak-rss-idle")
 				b.ReportMetric((after.CPU - before.CPU).Seconds(), "cpu-s")
 			}
 		})

@@ -38,14 +38,39 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 // reconcileSteps checks the reference out into a temporary directory and, when it is a new
 // revision, stores it as the artifact.
 func (r *GitRepositoryReconciler) reconcileSteps(ctx context.Context, obj *sourcev1.GitRepository) error {
-	tmp, err := os.MkdirTemp("", "gitrepository-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
+	tmp := &scratchDir{pattern: "gitrepository-*"}
+	defer tmp.remove()
 	commit, changed, err := r.reconcileSource(ctx, obj, tmp)
 	if err != nil || !changed {
 		return err
 	}
-	return r.reconcileArtifact(obj, commit, tmp)
+	dir, err := tmp.path()
+	if err != nil {
+		return err
+	}
+	return r.reconcileArtifact(obj, commit, dir)
+}
+
+// scratchDir is a temporary directory made on first use: an unchanged repository (most
+// reconciles) needs none, and making and removing one costs more CPU than the rest of such a
+// reconcile on a busy file system.
+type scratchDir struct {
+	pattern, dir string
+}
+
+func (s *scratchDir) path() (string, error) {
+	if s.dir == "" {
+		dir, err := os.MkdirTemp("", s.pattern)
+		if err != nil {
+			return "", err
+		}
+		s.dir = dir
+	}
+	return s.dir, nil
+}
+
+func (s *scratchDir) remove() {
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
 }

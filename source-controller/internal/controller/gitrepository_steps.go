@@ -23,13 +23,13 @@ const defaultGitTimeout = 60 * time.Second
 
 // reconcileSource resolves the reference on the remote and, when it is not the stored
 // revision, checks it out into dir. changed is false for a no-op: the artifact is up to date.
-func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sourcev1.GitRepository, dir string) (git.Commit, bool, error) {
+func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Commit, bool, error) {
 	u, err := url.Parse(obj.Spec.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ssh") {
 		return git.Commit{}, false, r.fetchFailed(obj, sourcev1.URLInvalidReason,
 			reconcile.TerminalError(fmt.Errorf("URL '%s' is not an http, https or ssh URL", obj.Spec.URL)))
 	}
-	auth, err := r.auth(ctx, obj, u, dir)
+	auth, err := r.auth(ctx, obj, u, tmp)
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, sourcev1.AuthenticationFailedReason, err)
 	}
@@ -54,6 +54,10 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "%s", msg)
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: %s", msg)
 
+	dir, err := tmp.path()
+	if err != nil {
+		return git.Commit{}, false, err
+	}
 	commit, err := git.Checkout(gitCtx, dir+"/src", obj.Spec.URL, rev, auth, r.MaxCloneSize)
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to checkout '%s' of '%s': %w", rev, obj.Spec.URL, timeoutError(gitCtx, err)))
@@ -84,12 +88,19 @@ func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository,
 	return nil
 }
 
-// auth reads the credentials of spec.secretRef.
-func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *sourcev1.GitRepository, u *url.URL, dir string) (*gitauth.Auth, error) {
+// auth reads the credentials of spec.secretRef; SSH's known_hosts file goes into tmp.
+func (r *GitRepositoryReconciler) auth(ctx context.Context, obj *sourcev1.GitRepository, u *url.URL, tmp *scratchDir) (*gitauth.Auth, error) {
 	var data map[string][]byte
 	if ref := obj.Spec.SecretRef; ref != nil {
 		var err error
 		if data, err = r.secretData(ctx, obj.Namespace, ref.Name); err != nil {
+			return nil, err
+		}
+	}
+	dir := ""
+	if u.Scheme == "ssh" {
+		var err error
+		if dir, err = tmp.path(); err != nil {
 			return nil, err
 		}
 	}

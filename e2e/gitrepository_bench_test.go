@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/testserver"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+)
+
+// BenchmarkGitRepositoriesProcess runs the source-controller binary (bin/, `make build`) with
+// --concurrent=10 and 1,000 GitRepositories of one repository (200 files) on the local Git
+// server: the time and the controller's CPU until all are Ready with an artifact, then the
+// controller's CPU per object when every one is asked to reconcile again with nothing new
+// upstream (ls-remote, no clone).
+//
+//	go test -run '^$' -bench GitRepositoriesProcess -benchtime 1x .
+func BenchmarkGitRepositoriesProcess(b *testing.B) {
+	const repos = 1000
+	server := testserver.NewGitServer(b, testserver.Options{})
+	repo := server.NewRepo(b, "bench")
+	files := map[string]string{}
+	for i := range 200 {
+		files[fmt.Sprintf("deploy/app-%02d/cm-%03d.yaml", i%20, i)] = fmt.Sprintf("kind: ConfigMap\nmetadata:\n  name: cm-%d\n", i)
+	}
+	repo.Commit(b, "Initial commit", files)
+	dir := b.TempDir()
+	c := startController(b, "source-controller", kubeconfigIn(b, dir), dir, "--concurrent=10")
+	k8s := sourceClient(b)
+	ctx := context.Background()
+	for b.Loop() {
+		ns := newBenchNamespace(b)
+		before := usage(b, c)
+		start := time.Now()
+		forEach(b, repos, func(n int) error {
+			return k8s.Create(ctx, &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("repo-%04d", n)},
+				Spec: sourcev1.GitRepositorySpec{URL: repo.HTTPURL(), Interval: metav1.Duration{Duration: time.Hour}}})
+		})
+		waitGitRepositories(b, k8s, ns, repos, "")
+		ready := usage(b, c)
+		b.ReportMetric(time.Since(start).Seconds(), "s-to-ready")
+		b.ReportMetric((ready.CPU - before.CPU).Seconds(), "cpu-s-to-ready")
+
+		forEach(b, repos, func(n int) error {
+			obj := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("repo-%04d", n)}}
+			patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"noop"}}}`)
+			return k8s.Patch(ctx, obj, client.RawPatch("application/merge-patch+json", patch))
+		})
+		waitGitRepositories(b, k8s, ns, repos, "noop")
+		b.ReportMetric(float64((usage(b, c).CPU - ready.CPU).Microseconds())/1000/repos, "cpu-ms/noop")
+	}
+}
+
+// forEach runs f for 0..n-1, 20 at a time, as a client applying a list would.
+func forEach(b testing.TB, n int, f func(int) error) {
+	var g errgroup.Group
+	g.SetLimit(20)
+	for i := range n {
+		g.Go(func() error { return f(i) })
+	}
+	NewWithT(b).Expect(g.Wait()).To(Succeed())
+}
+
+// waitGitRepositories waits until the n GitRepositories of ns are Ready with an artifact and
+// handled the reconcile request.
+func waitGitRepositories(b testing.TB, k8s client.Client, ns string, n int, request string) {
+	NewWithT(b).Eventually(func(g Gomega) int {
+		list := &sourcev1.GitRepositoryList{}
+		g.Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+		ready := 0
+		for i := range list.Items {
+			o := &list.Items[i]
+			if conditions.IsTrue(o, meta.ReadyCondition) && o.Status.Artifact != nil && o.Status.LastHandledReconcileAt == request {
+				ready++
+			}
+		}
+		return ready
+	}, 5*time.Minute, 100*time.Millisecond).Should(Equal(n))
+}
