@@ -57,7 +57,7 @@ func BenchmarkGitRepositoriesProcess(b *testing.B) {
 			return k8s.Patch(ctx, obj, client.RawPatch("application/merge-patch+json", patch))
 		})
 		waitGitRepositories(b, k8s, ns, repos, "noop")
-		b.ReportMetric(float64((usage(b, c).CPU - ready.CPU).Microseconds())/1000/repos, "cpu-ms/noop")
+		b.ReportMetric(float64((usage(b, c).CPU-ready.CPU).Microseconds())/1000/repos, "cpu-ms/noop")
 	}
 }
 
