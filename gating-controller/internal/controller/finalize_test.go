@@ -161,8 +161,8 @@ func TestGateKeeperInvalidScheduleStalls(t *testing.T) {
 	spec := gatingv1.GateKeeperSpec{Gate: "target", CronJob: &gatingv1.CronJob{Closed: []string{"* * 20-30 11 *", "* * 40 11 *"}}}
 	_, parseErr := schedule.Parse(spec)
 	g.Expect(parseErr).To(HaveOccurred())
-	msg := "invalid schedule, the gate is not affected by this GateKeeper: " + parseErr.Error()
-	g.Expect(msg).To(HavePrefix("invalid schedule, the gate is not affected by this GateKeeper: " +
+	msg := "invalid schedule, the gate is held closed until it is fixed: " + parseErr.Error()
+	g.Expect(msg).To(HavePrefix("invalid schedule, the gate is held closed until it is fixed: " +
 		"spec.cronjob.closed[1]: invalid cron expression '* * 40 11 *'"))
 	gk := createKeeper(t, ns, "bad-cron", spec)
 

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -76,15 +77,18 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.reportKeeperFailures(ctx, gate, keepers)
 	now := r.Clock.Now()
 	applied := r.handleRequests(ctx, gate, keepers, now)
 
-	decision := newGateInputs(gate, keepers).decide(now)
+	in := newGateInputs(gate, keepers)
+	decision := in.decide(now)
 	if applied && decision.cause == "default" && gate.Status.Request.State == decision.state {
 		// A request for the default state caused this: history and events say so.
 		decision.cause = "request"
 	}
 	r.record(ctx, gate, decision, now)
+	r.markReady(gate, in, decision)
 
 	requeue := jitter.JitteredIntervalDuration(gateInterval(gate))
 	if decision.next != nil {
@@ -96,20 +100,34 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
-// keepersOf returns the valid GateKeepers of the gate, by name; invalid ones are Stalled in their
-// own status and do not affect the gate.
+// keepersOf returns the GateKeepers of the gate, by name. Invalid ones come with their error:
+// they are Stalled in their own status, and hold the gate closed when they could close it
+// (failsClosed).
 func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]keeper, error) {
 	list := &gatingv1.GateKeeperList{}
 	if err := r.List(ctx, list, client.InNamespace(gate.Namespace), client.MatchingFields{gateKeeperGateIndex: gate.Name}); err != nil {
 		return nil, fmt.Errorf("listing the GateKeepers of the gate: %w", err)
 	}
-	var keepers []keeper
+	keepers := make([]keeper, 0, len(list.Items))
 	for _, gk := range list.Items {
-		if s, err := schedule.Parse(gk.Spec); err == nil {
-			keepers = append(keepers, keeper{name: gk.Name, schedule: s})
-		}
+		s, err := schedule.Parse(gk.Spec)
+		keepers = append(keepers, keeper{name: gk.Name, schedule: s, err: err, failsClosed: err != nil && failsClosed(gk.Spec)})
 	}
+	sort.Slice(keepers, func(i, j int) bool { return keepers[i].name < keepers[j].name })
 	return keepers, nil
+}
+
+// reportKeeperFailures sets the KeeperFailed condition and warns once per new failure.
+func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv1.Gate, keepers []keeper) {
+	failed, recovered := markKeeperFailed(gate, keepers)
+	switch {
+	case failed != "":
+		log.FromContext(ctx).Info(failed)
+		r.EventRecorder.Event(gate, corev1.EventTypeWarning, InvalidScheduleReason, failed)
+	case recovered:
+		r.EventRecorder.Event(gate, corev1.EventTypeNormal, KeeperRecoveredReason,
+			"every GateKeeper of the gate can be evaluated again")
+	}
 }
 
 // handleRequests applies the new requests of the gate's annotations, warns about those it
@@ -146,7 +164,6 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 	} else {
 		conditions.MarkFalse(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
 	}
-	conditions.MarkTrue(gate, meta.ReadyCondition, meta.SucceededReason, "%s", d.message)
 	if d.next != nil {
 		t := metav1.NewTime(*d.next)
 		gate.Status.NextTransitionAt = &t
@@ -181,6 +198,20 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 		event += ": " + d.reason
 	}
 	r.EventRecorder.Event(gate, corev1.EventTypeNormal, reason, event+")")
+}
+
+// markReady sets Ready with the cause of the gate's state. A broken GateKeeper makes it False
+// (reason InvalidSchedule): the gate is evaluated, but not as its keepers were meant to keep it.
+func (r *GateReconciler) markReady(gate *gatingv1.Gate, in gateInputs, d gateDecision) {
+	msg := in.cause(d)
+	if conditions.IsTrue(gate, KeeperFailedCondition) {
+		if !d.broken {
+			msg += "; a GateKeeper of the gate cannot be evaluated (see KeeperFailed)"
+		}
+		conditions.MarkFalse(gate, meta.ReadyCondition, InvalidScheduleReason, "%s", msg)
+		return
+	}
+	conditions.MarkTrue(gate, meta.ReadyCondition, meta.SucceededReason, "%s", msg)
 }
 
 // transitionReason is what the log line of a transition quotes: the request's reason when given.

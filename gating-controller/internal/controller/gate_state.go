@@ -13,10 +13,29 @@ import (
 // transitions of its keepers (which may not change the gate's state, e.g. under a request).
 const maxTransitionSteps = 256
 
-// keeper is a parsed GateKeeper of a gate.
+// keeper is a GateKeeper of a gate: its parsed schedule, or the error that keeps it from being
+// evaluated.
 type keeper struct {
 	name     string
 	schedule *schedule.Keeper
+	// err is why the spec does not parse; schedule is nil then.
+	err error
+	// failsClosed: the keeper is broken and could close its gate (see failsClosed).
+	failsClosed bool
+}
+
+// holds is the state the keeper holds its gate in at t. A broken keeper that could close its
+// gate holds it closed for as long as it is broken: a change freeze that cannot be evaluated
+// must not leave the gate open.
+func (k keeper) holds(t time.Time) gatingv1.GateKeeperActive {
+	switch {
+	case k.schedule != nil:
+		return k.schedule.Holds(t)
+	case k.failsClosed:
+		return gatingv1.ActiveClosed
+	default:
+		return gatingv1.ActiveNone
+	}
 }
 
 // gateInputs is everything a gate's state depends on.
@@ -44,7 +63,7 @@ func newGateInputs(gate *gatingv1.Gate, keepers []keeper) gateInputs {
 func (in gateInputs) keeperState(t time.Time) (gatingv1.GateKeeperActive, string) {
 	state, name := gatingv1.ActiveNone, ""
 	for _, k := range in.keepers {
-		switch s := k.schedule.Holds(t); {
+		switch s := k.holds(t); {
 		case s == gatingv1.ActiveClosed:
 			return s, k.name
 		case s == gatingv1.ActiveOpened && state == gatingv1.ActiveNone:
@@ -73,6 +92,9 @@ func (in gateInputs) nextChange(now time.Time, state gatingv1.GateState) *time.T
 	pending := make([]*time.Time, len(in.keepers))
 	refresh := func(i int, after time.Time) {
 		pending[i] = nil
+		if in.keepers[i].schedule == nil {
+			return // a broken keeper does not change until its spec does
+		}
 		if t, ok := in.keepers[i].schedule.NextTransition(after); ok {
 			pending[i] = &t
 		}
@@ -116,6 +138,8 @@ type gateDecision struct {
 	requestedBy string
 	next        *time.Time
 	message     string
+	// broken: the cause is a GateKeeper that cannot be evaluated.
+	broken bool
 }
 
 func (d gateDecision) opened() bool { return d.state == gatingv1.GateOpened }
@@ -125,6 +149,9 @@ func (in gateInputs) decide(now time.Time) gateDecision {
 	d := gateDecision{state: state, cause: cause, next: in.nextChange(now, state)}
 	if cause == "request" || in.isResetRequest(state) {
 		d.reason, d.requestedBy = in.request.Reason, in.request.RequestedBy
+	}
+	if name, ok := strings.CutPrefix(cause, "gatekeeper/"); ok && in.keeperNamed(name).broken() {
+		d.broken, d.reason = true, "invalid schedule: "+in.keeperNamed(name).err.Error()
 	}
 	d.message = in.message(d)
 	return d
@@ -150,7 +177,22 @@ func (in gateInputs) message(d gateDecision) string {
 		return fmt.Sprintf("Gate %s requested", request)
 	case d.cause == "default":
 		return fmt.Sprintf("Gate %s by default", verb)
+	case d.broken:
+		return fmt.Sprintf("Gate %s as GateKeeper '%s' cannot be evaluated", verb, strings.TrimPrefix(d.cause, "gatekeeper/"))
 	default:
 		return fmt.Sprintf("Gate %s by GateKeeper '%s'", verb, strings.TrimPrefix(d.cause, "gatekeeper/"))
 	}
+}
+
+// broken: the keeper exists and cannot be evaluated.
+func (k *keeper) broken() bool { return k != nil && k.err != nil }
+
+// keeperNamed is the keeper of that name, nil if none.
+func (in gateInputs) keeperNamed(name string) *keeper {
+	for i := range in.keepers {
+		if in.keepers[i].name == name {
+			return &in.keepers[i]
+		}
+	}
+	return nil
 }

@@ -54,7 +54,11 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err != nil {
 		// A spec nobody can retry: Finalize marks the keeper Stalled with Ready's reason and
 		// message, and observes the generation all the same.
-		msg := fmt.Sprintf("invalid schedule, the gate is not affected by this GateKeeper: %s", err)
+		effect := "the gate is held closed until it is fixed"
+		if !failsClosed(gk.Spec) {
+			effect = "the gate is not affected by this GateKeeper"
+		}
+		msg := fmt.Sprintf("invalid schedule, %s: %s", effect, err)
 		conditions.MarkFalse(gk, meta.ReadyCondition, InvalidScheduleReason, "%s", msg)
 		gk.Status.Active, gk.Status.NextTransitionAt = "", nil
 		r.EventRecorder.Event(gk, corev1.EventTypeWarning, InvalidScheduleReason, msg)
@@ -82,7 +86,16 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			"gate '%s' not found in namespace '%s'; the schedule applies once it exists", gk.Spec.Gate, gk.Namespace)
 		return result, nil
 	}
-	conditions.MarkTrue(gk, meta.ReadyCondition, meta.SucceededReason, "%s", keeperMessage(gk))
+	msg := keeperMessage(gk)
+	if o := requestOverriding(gate, gk.Status.Active, now); o != nil {
+		// The keeper's schedule is not what decides the gate now: say so rather than claim a
+		// state the gate is not in, and look again when the request ends.
+		msg = o.message(gk)
+		if o.end != nil && (result.RequeueAfter == 0 || o.end.Sub(now) < result.RequeueAfter) {
+			result.RequeueAfter = o.end.Sub(now) + 100*time.Millisecond
+		}
+	}
+	conditions.MarkTrue(gk, meta.ReadyCondition, meta.SucceededReason, "%s", msg)
 	return result, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fluxcd/pkg/runtime/predicates"
+	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,7 +18,8 @@ import (
 )
 
 // SetupWithManager registers the GateKeeper controller; it needs the index the Gate controller
-// registers, so it is set up after it. Gates appearing or going away re-evaluate their keepers.
+// registers, so it is set up after it. Gates appearing or going away, or getting a new request,
+// re-evaluate their keepers.
 func (r *GateKeeperReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gatingv1.GateKeeper{}, builder.WithPredicates(predicate.Or(
@@ -25,7 +27,7 @@ func (r *GateKeeperReconciler) SetupWithManager(mgr ctrl.Manager, opts controlle
 			predicates.ReconcileRequestedPredicate{},
 		))).
 		Watches(&gatingv1.Gate{}, handler.EnqueueRequestsFromMapFunc(r.keepersOfGate),
-			builder.WithPredicates(gateCreatedOrDeleted())).
+			builder.WithPredicates(gateCreatedDeletedOrRequested())).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -43,8 +45,19 @@ func (r *GateKeeperReconciler) keepersOfGate(ctx context.Context, o client.Objec
 	return reqs
 }
 
-func gateCreatedOrDeleted() predicate.Predicate {
+// gateCreatedDeletedOrRequested passes Gates that appear or go away, and those whose request in
+// force changes: a keeper's message says when a request overrides it.
+func gateCreatedDeletedOrRequested() predicate.Predicate {
 	return predicate.Funcs{
-		UpdateFunc: func(_ event.UpdateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, okOld := e.ObjectOld.(*gatingv1.Gate)
+			n, okNew := e.ObjectNew.(*gatingv1.Gate)
+			if !okOld || !okNew {
+				return false
+			}
+			return !equality.Semantic.DeepEqual(o.Status.Request, n.Status.Request) ||
+				!equality.Semantic.DeepEqual(o.Status.RequestedAt, n.Status.RequestedAt) ||
+				!equality.Semantic.DeepEqual(o.Status.ResetToDefaultAt, n.Status.ResetToDefaultAt)
+		},
 	}
 }

@@ -168,7 +168,8 @@ func TestGateRequestOverridesKeeper(t *testing.T) {
 		Should(Equal("False|ReconciliationSucceeded|Gate scheduled for opening at 2026-12-01T00:00:00Z"))
 }
 
-// Bad schedules stall the keeper with the parse error and leave its gate alone.
+// Bad schedules stall the keeper with the parse error; as both keepers list closed schedules,
+// they hold their gate closed until fixed (fail safe), and the gate names both.
 func TestGateKeeperBadInput(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
@@ -186,8 +187,14 @@ func TestGateKeeperBadInput(t *testing.T) {
 	g.Expect(keeperReady(ns, "bad-cron")(g)).To(ContainSubstring("spec.cronjob.closed[0]: invalid cron expression '* * 40 11 *'"))
 	g.Expect(keeperReady(ns, "bad-tz")(g)).To(ContainSubstring("spec.timeZone: unknown time zone 'Mars/Olympus'"))
 	g.Expect(eventsOf(ns, "bad-cron")(g)).To(ContainElement(ContainSubstring("Warning InvalidSchedule: invalid schedule")))
-	g.Eventually(openedCondition(ns, "target"), timeout).Should(Equal("True|ReconciliationSucceeded|Gate opened by default"))
-	g.Consistently(openedCondition(ns, "target"), "1s").Should(Equal("True|ReconciliationSucceeded|Gate opened by default"))
+	g.Eventually(func(g Gomega) string { return condition(getGate(g, ns, "target"), KeeperFailedCondition) }, timeout).Should(And(
+		HavePrefix("True|InvalidSchedule|GateKeeper 'bad-cron' cannot be evaluated, the gate is held closed until it is fixed: "+
+			"spec.cronjob.closed[0]: invalid cron expression '* * 40 11 *'"),
+		ContainSubstring("; GateKeeper 'bad-tz' cannot be evaluated, the gate is held closed until it is fixed: "+
+			"spec.timeZone: unknown time zone 'Mars/Olympus'"),
+	))
+	g.Eventually(openedCondition(ns, "target"), timeout).
+		Should(Equal("False|ReconciliationSucceeded|Gate closed as GateKeeper 'bad-cron' cannot be evaluated"))
 }
 
 // A keeper for a gate that does not exist says so, and recovers when the gate appears.
