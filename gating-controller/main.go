@@ -19,6 +19,7 @@ import (
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/controller"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/receiver"
 )
 
 const controllerName = controller.ControllerName
@@ -26,6 +27,9 @@ const controllerName = controller.ControllerName
 func main() {
 	var opts bootstrap.Options
 	opts.BindFlags(pflag.CommandLine, false)
+	var receiverAddr string
+	pflag.StringVar(&receiverAddr, "receiver-addr", "",
+		"Address the webhook receiver that opens and closes gates listens on (e.g. :9292); empty, it is off.")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
@@ -42,6 +46,14 @@ func main() {
 	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")
 	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}}
 	bootstrap.Exit(keeperReconciler.SetupWithManager(mgr, opts.ControllerOptions()), "setting up the GateKeeper controller")
+
+	if receiverAddr != "" {
+		// Requests are written in the controller's own name, the one the admission policy expects.
+		by, err := receiver.WhoAmI(context.Background(), mgr.GetConfig())
+		bootstrap.Exit(err, "setting up the webhook receiver")
+		srv := &receiver.Server{Addr: receiverAddr, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: by}
+		bootstrap.Exit(mgr.Add(srv), "setting up the webhook receiver")
+	}
 
 	bootstrap.Run(mgr, controllerName)
 }

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -59,7 +60,22 @@ type GateSpec struct {
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// Receiver lets HTTP clients open or close the gate through the gating-controller's webhook
+	// receiver; unset, the receiver answers 404 for this gate.
+	// +optional
+	Receiver *GateReceiver `json:"receiver,omitempty"`
 }
+
+// GateReceiver authenticates the requests of the webhook receiver for one gate.
+type GateReceiver struct {
+	// SecretRef names a Secret in the gate's namespace whose `token` key is the bearer token of
+	// the requests, and the key of their HMAC-SHA256 signature.
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
+}
+
+// ReceiverTokenKey is the key of the receiver's token in the Secret of spec.receiver.secretRef.
+const ReceiverTokenKey = "token"
 
 // DefaultState is the state the gate returns to when no request or schedule applies.
 func (in *GateSpec) DefaultState() GateState {

@@ -1,0 +1,85 @@
+// Package receiver is the gating-controller's webhook receiver: an HTTP endpoint that opens or
+// closes a gate for a client holding the token of the gate's spec.receiver.secretRef, by writing
+// the same request annotations as `kubectl gate open|close` (docs/receiver.md).
+package receiver
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The receiver reads the token Secret a gate names. Patching gates is granted by the Gate
+// controller's markers; a SelfSubjectReview (WhoAmI) needs no rule, every authenticated user may
+// create one (the system:basic-user ClusterRole).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+
+// Server serves the receiver; it is a manager Runnable (mgr.Add).
+type Server struct {
+	// Addr is the address to listen on (":9292"); ignored when Listener is set.
+	Addr string
+	// Listener, when set, is used instead of listening on Addr (tests listen on a free port).
+	Listener net.Listener
+	// Client reads gates (cached) and Secrets (uncached) and patches gates.
+	Client client.Client
+	// EventRecorder records the requests accepted on the gate.
+	EventRecorder record.EventRecorder
+	// RequestedBy is the username the API server knows the controller by: the policy
+	// gate-requested-by accepts a request only in the name of the user who writes it.
+	RequestedBy string
+	// Limits of the replay window and the rate limit; zero values take the defaults.
+	Limits Limits
+
+	handler http.Handler
+}
+
+// NeedLeaderElection is false: every replica may write a request, the annotations are the same
+// whoever writes them.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx is done, then shuts down gracefully.
+func (s *Server) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("receiver")
+	ln := s.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", s.Addr); err != nil {
+			return err
+		}
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+	}
+	log.Info("serving the webhook receiver", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Handler returns the receiver's HTTP handler, built once.
+func (s *Server) Handler() http.Handler {
+	if s.handler == nil {
+		s.handler = newHandler(s)
+	}
+	return s.handler
+}
