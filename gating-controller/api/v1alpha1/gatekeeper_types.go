@@ -106,6 +106,7 @@ type GateKeeperStatus struct {
 // +kubebuilder:printcolumn:name="Active",type="string",JSONPath=".status.active"
 // +kubebuilder:printcolumn:name="Next",type="string",JSONPath=".status.nextTransitionAt"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 type GateKeeper struct {
 	metav1.TypeMeta   `json:",inline"`
