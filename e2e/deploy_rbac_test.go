@@ -267,7 +267,7 @@ func serviceAccountKubeconfig(t *testing.T, dir, name string) string {
 // harness sets to loopback addresses and test directories.
 func deploymentArgs(t *testing.T, objects []*unstructured.Unstructured, name string) []string {
 	t.Helper()
-	harnessFlags := regexp.MustCompile(`^--(metrics-addr|health-addr|storage-path|storage-addr|storage-adv-addr|generator-path)=`)
+	harnessFlags := regexp.MustCompile(`^--(metrics-addr|health-addr|receiver-addr|storage-path|storage-addr|storage-adv-addr|generator-path)=`)
 	for _, o := range objects {
 		if o.GetKind() != "Deployment" || o.GetName() != name {
 			continue
@@ -287,12 +287,13 @@ func deploymentArgs(t *testing.T, objects []*unstructured.Unstructured, name str
 }
 
 // startAs applies the controller's ServiceAccount, ClusterRole and binding from deploy/default and
-// runs the controller binary as that account, with its Deployment's flags.
-func startAs(t *testing.T, objects []*unstructured.Unstructured, name string) *harness.Controller {
+// runs the controller binary as that account, with its Deployment's flags (but the addresses,
+// which the harness picks on loopback) and extraArgs.
+func startAs(t *testing.T, objects []*unstructured.Unstructured, name string, extraArgs ...string) *harness.Controller {
 	t.Helper()
 	applyObjects(t, rbacObjectsOf(t, objects, name))
 	dir := t.TempDir()
-	c := startController(t, name, serviceAccountKubeconfig(t, dir, name), dir, deploymentArgs(t, objects, name)...)
+	c := startController(t, name, serviceAccountKubeconfig(t, dir, name), dir, append(deploymentArgs(t, objects, name), extraArgs...)...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			raw, _ := os.ReadFile(c.LogPath)

@@ -120,7 +120,7 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g.Expect(kinds["ServiceAccount"]).To(ConsistOf(harness.Controllers))
 	g.Expect(kinds["ClusterRole"]).To(ConsistOf(harness.Controllers))
 	g.Expect(kinds["ClusterRoleBinding"]).To(ConsistOf(harness.Controllers))
-	g.Expect(kinds["Service"]).To(ConsistOf("source-controller"))
+	g.Expect(kinds["Service"]).To(ConsistOf("source-controller", "gating-controller"))
 	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-scraping", "allow-egress"))
 	// Who opened a gate is who did it (TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser).
 	g.Expect(kinds["ValidatingAdmissionPolicy"]).To(ConsistOf("gate-requested-by"))
@@ -149,6 +149,17 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g.Expect(storageAddr).To(Equal(fmt.Sprintf(":%d", artifactPort.ContainerPort)))
 	advAddr, _ := flagValue(manager.Args, "--storage-adv-addr")
 	g.Expect(advAddr).To(Equal("source-controller.$(RUNTIME_NAMESPACE).svc.cluster.local."))
+
+	// The webhook receiver's Service: port http-receiver to the port --receiver-addr binds.
+	receiverSvc := &corev1.Service{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: "gating-controller"}, receiverSvc)).To(Succeed())
+	g.Expect(receiverSvc.Spec.Ports).To(ConsistOf(HaveField("Name", "http-receiver")))
+	gating := deployments["gating-controller"]
+	g.Expect(receiverSvc.Spec.Selector).To(Equal(gating.Spec.Selector.MatchLabels))
+	receiverPort := containerPort(gating.Spec.Template.Spec.Containers[0], receiverSvc.Spec.Ports[0].TargetPort.String())
+	g.Expect(receiverPort).NotTo(BeNil(), "the receiver Service's targetPort is no port of the gating-controller")
+	receiverAddr, _ := flagValue(gating.Spec.Template.Spec.Containers[0].Args, "--receiver-addr")
+	g.Expect(receiverAddr).To(Equal(fmt.Sprintf(":%d", receiverPort.ContainerPort)))
 
 	checkNetworkPolicies(t, deployments)
 	checkPodSecurity(t, deployments)

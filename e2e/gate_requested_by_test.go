@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/sluice-gitops/sluice/e2e/harness"
 )
 
 var gateGVK = schema.GroupVersionKind{Group: "gating.toolkit.fluxcd.io", Version: "v1alpha1", Kind: "Gate"}
@@ -111,7 +114,12 @@ func TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser(t *testing.T) {
 	})).To(Succeed())
 	dir := t.TempDir()
 	alice, bob := newGateUser(t, dir, "alice"), newGateUser(t, dir, "bob")
-	controller := startAs(t, objects, "gating-controller")
+	// The controller runs as its ServiceAccount with its Deployment's flags and its webhook
+	// receiver on a free loopback port.
+	ports, err := harness.FreePorts(1)
+	g.Expect(err).NotTo(HaveOccurred())
+	receiverURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	controller := startAs(t, objects, "gating-controller", "--receiver-addr="+strings.TrimPrefix(receiverURL, "http://"))
 
 	gate := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": gateGVK.GroupVersion().String(), "kind": gateGVK.Kind,
@@ -197,5 +205,39 @@ func TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser(t *testing.T) {
 		}
 	}
 	g.Expect(names).To(HaveExactElements("bob", "alice"), "history: %v", history)
+
+	// The webhook receiver makes its requests in the controller's own name, which the policy
+	// accepts: a CI job holding the gate's token opens it, and the history says so.
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "release-token"},
+		StringData: map[string]string{"token": "e2e-receiver-token"},
+	})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gateGVK)
+		g.Expect(alice.client.Get(ctx, client.ObjectKeyFromObject(gate), obj)).To(Succeed())
+		g.Expect(unstructured.SetNestedField(obj.Object, "release-token", "spec", "receiver", "secretRef", "name")).To(Succeed())
+		g.Expect(alice.client.Update(ctx, obj)).To(Succeed())
+	}, 30*time.Second).Should(Succeed())
+	g.Eventually(func() (int, error) {
+		body := fmt.Sprintf(`{"reason":"pipeline 42","timestamp":%q}`, time.Now().UTC().Format(time.RFC3339Nano))
+		req, err := http.NewRequest(http.MethodPost, receiverURL+"/gates/"+ns+"/release/open", strings.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Authorization", "Bearer e2e-receiver-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, nil
+	}, 30*time.Second, time.Second).Should(Equal(http.StatusAccepted), "the receiver sees the gate's spec.receiver from its cache")
+	controllerAccount := "system:serviceaccount:" + deployNamespace + ":gating-controller"
+	g.Eventually(lastRequestBy, time.Minute).Should(Equal(controllerAccount))
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(gate), gate)).To(Succeed())
+	reason, _, _ := unstructured.NestedString(gate.Object, "status", "request", "reason")
+	g.Expect(reason).To(Equal("receiver/release-token: pipeline 42"))
+
 	g.Expect(forbiddenLines(t, controller)).To(BeEmpty())
 }
