@@ -24,6 +24,7 @@ type requestKind struct {
 	reason      string
 	requestedBy string
 	duration    string
+	example     string
 }
 
 var (
@@ -33,6 +34,8 @@ var (
 		reason:      gatingv1alpha1.OpenReasonAnnotation,
 		requestedBy: gatingv1alpha1.OpenRequestedByAnnotation,
 		duration:    gatingv1alpha1.OpenDurationAnnotation,
+		example: `  kubectl gate open bypass-signoff "Patching a CVE" --for 2h -n flux-system
+  kubectl gate open sre-approval -n flux-system`,
 	}
 	closeRequest = requestKind{
 		verb:        "close",
@@ -40,6 +43,8 @@ var (
 		reason:      gatingv1alpha1.CloseReasonAnnotation,
 		requestedBy: gatingv1alpha1.CloseRequestedByAnnotation,
 		duration:    gatingv1alpha1.CloseDurationAnnotation,
+		example: `  kubectl gate close change-freeze "Black Friday" --for 72h -n flux-system
+  kubectl gate close bypass-signoff -n flux-system`,
 	}
 )
 
@@ -50,8 +55,11 @@ func newRequestCmd(flags *genericclioptions.ConfigFlags, kind requestKind) *cobr
 		Short: fmt.Sprintf("Ask the gating-controller to %s a gate", kind.verb),
 		Long: fmt.Sprintf(`Ask the gating-controller to %[1]s a gate, by annotating it with the time of the
 request, the optional REASON, who asks and, with --for, how long the request lasts
-(overriding spec.window). The controller %[1]ss the gate and records it in the status.`, kind.verb),
-		Example: fmt.Sprintf(`  kubectl gate %s bypass-signoff "Patching a CVE" --for 2h -n flux-system`, kind.verb),
+(overriding spec.window). The controller %[1]ss the gate and records it in the status.
+
+Without --for the request lasts for the gate's spec.window; on a gate without spec.window it
+does not end by itself: it lasts until the next open or close request.`, kind.verb),
+		Example: kind.example,
 		Args:    nameAndOptionalReason,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Validated before any API call so that a typo changes nothing.
@@ -81,7 +89,7 @@ request, the optional REASON, who asks and, with --for, how long the request las
 		},
 	}
 	cmd.Flags().StringVar(&forDuration, "for", "",
-		fmt.Sprintf("How long the request lasts before the gate returns to its default (a Go duration such as 30m or 2h; overrides spec.window). Written to %s.", kind.duration))
+		fmt.Sprintf("How long the request lasts before the gate returns to its schedule or default (a Go duration such as 30m or 2h; overrides spec.window). Default: the gate's spec.window, or no end (until the next request) without one. Written to %s.", kind.duration))
 	return cmd
 }
 

@@ -59,7 +59,16 @@ func newStatusCmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
 				}
 				return nil
 			}
-			return printGateTable(cmd.OutOrStdout(), list.Items, allNamespaces)
+			if err := printGateTable(cmd.OutOrStdout(), list.Items, allNamespaces); err != nil {
+				return err
+			}
+			// On stderr, so scripts still read a plain table, and people see a broken schedule.
+			for i := range list.Items {
+				if failed := keeperFailed(&list.Items[i]); failed != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "Warning: gate %s/%s: %s\n", list.Items[i].Namespace, list.Items[i].Name, failed)
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "List the gates of all namespaces.")
@@ -101,10 +110,14 @@ func printGate(out io.Writer, gate *gatingv1alpha1.Gate) error {
 	fmt.Fprintf(w, "Gate:\t%s/%s\n", gate.Namespace, gate.Name)
 	fmt.Fprintf(w, "State:\t%s (Opened=%s)\n", stateWord(gate), openedStatus(gate))
 	fmt.Fprintf(w, "Message:\t%s\n", message)
+	fmt.Fprintf(w, "Cause:\t%s\n", stateCause(gate))
+	if failed := keeperFailed(gate); failed != "" {
+		fmt.Fprintf(w, "Warning:\t%s\n", failed)
+	}
 	fmt.Fprintf(w, "Default:\t%s\n", gate.Spec.DefaultState())
 	fmt.Fprintf(w, "Requested at:\t%s\n", timeOrDash(gate.Status.RequestedAt))
 	fmt.Fprintf(w, "Request:\t%s\n", describeRequest(gate.Status.Request))
-	fmt.Fprintf(w, "Reset to default at:\t%s\n", timeOrDash(gate.Status.ResetToDefaultAt))
+	fmt.Fprintf(w, "Reset to default at:\t%s\n", requestEnd(gate))
 	fmt.Fprintf(w, "Next transition at:\t%s\n", timeOrDash(gate.Status.NextTransitionAt))
 	if len(gate.Status.History) == 0 {
 		fmt.Fprintf(w, "History:\t-\n")

@@ -88,6 +88,7 @@ func TestStatusOfOneGateIsDetailed(t *testing.T) {
 	g.Expect(res.stdout).To(Equal(`Gate:                 ` + ns + `/bypass-signoff
 State:                opened (Opened=True)
 Message:              Gate scheduled for closing at 2030-01-02T15:00:00Z
+Cause:                -
 Default:              closed
 Requested at:         2030-01-02T13:00:00Z
 Request:              open requested by alice: "Patching a CVE"
