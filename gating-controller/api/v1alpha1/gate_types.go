@@ -124,7 +124,8 @@ type GateStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: `Opened` (True when the gate is opened) and `Ready`.
+	// Conditions: `Opened` (True when the gate is opened), `Ready` (the cause of the state) and
+	// `KeeperFailed` (True while a GateKeeper of the gate cannot be evaluated).
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
