@@ -46,8 +46,17 @@ func run(ctx context.Context, bin, state, examples string) (err error) {
 		return err
 	}
 
+	// The gating-controller's webhook receiver, on a free loopback port.
+	ports, err := harness.FreePorts(1)
+	if err != nil {
+		return err
+	}
+	receiverURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+
 	fmt.Println("starting the control plane and the controllers...")
-	sys, err := harness.StartSystem(ctx, bin, state)
+	sys, err := harness.StartSystemWith(ctx, bin, state, harness.SystemOptions{Args: map[string][]string{
+		"gating-controller": {"--receiver-addr=" + strings.TrimPrefix(receiverURL, "http://")},
+	}})
 	if err != nil {
 		return err
 	}
@@ -62,6 +71,9 @@ func run(ctx context.Context, bin, state, examples string) (err error) {
 	if err := os.WriteFile(gitURLFile, []byte(repo.HTTPURL()+"\n"), 0o644); err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(state, "receiver-url"), []byte(receiverURL+"\n"), 0o644); err != nil {
+		return err
+	}
 
 	objects, err := demoObjects(examples, repo.HTTPURL())
 	if err != nil {
@@ -74,20 +86,21 @@ func run(ctx context.Context, bin, state, examples string) (err error) {
 	if pending := waitReady(ctx, sys.Env.Client, objects, 2*time.Minute); len(pending) > 0 {
 		fmt.Printf("not ready yet (see the controller logs):\n  %s\n", strings.Join(pending, "\n  "))
 	}
-	printTour(sys, state, repo.HTTPURL())
+	printTour(sys, state, repo.HTTPURL(), receiverURL)
 	<-ctx.Done()
 	return nil
 }
 
-func printTour(sys *harness.System, state, gitURL string) {
+func printTour(sys *harness.System, state, gitURL, receiverURL string) {
 	fmt.Printf(`
 Sluice is running, with the demo in the namespace sluice-demo.
 
   kubeconfig:       %[1]s/kubeconfig
   demo repository:  %[2]s  (also in %[1]s/git-url; push to it, no credentials)
+  gate receiver:    %[3]s/gates/<namespace>/<name>/open|close  (also in %[1]s/receiver-url)
   logs:             %[1]s/<controller>.log
 
-`, state, gitURL)
+`, state, gitURL, receiverURL)
 	for _, c := range sys.Controllers {
 		fmt.Printf("  %-24s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
 		if c.StorageAddr != "" {
