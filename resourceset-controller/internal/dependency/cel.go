@@ -3,6 +3,7 @@ package dependency
 import (
 	"container/list"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -220,7 +221,9 @@ func freeIdents(env *cel.Env, root ast.Expr) map[string]bool {
 	walk = func(e ast.Expr, bound map[string]bool) {
 		switch e.Kind() {
 		case ast.IdentKind:
-			if name := e.AsIdent(); !bound[name] {
+			// A leading dot (".status") names the same identifier, looked up from the root
+			// scope: the variable to declare is "status".
+			if name := strings.TrimPrefix(e.AsIdent(), "."); !bound[name] {
 				out[name] = true
 			}
 		case ast.SelectKind:
@@ -228,7 +231,7 @@ func freeIdents(env *cel.Env, root ast.Expr) map[string]bool {
 		case ast.CallKind:
 			call := e.AsCall()
 			if call.IsMemberFunction() {
-				if q, ok := qualifiedName(call.Target()); !ok || !env.HasFunction(q+"."+call.FunctionName()) {
+				if q, ok := qualifiedName(call.Target()); !ok || !env.HasFunction(strings.TrimPrefix(q, ".")+"."+call.FunctionName()) {
 					walk(call.Target(), bound)
 				}
 			}
