@@ -1,34 +1,73 @@
 package receiver
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 )
 
-// Each gate takes a burst of 10 requests, then one every 6 seconds: the eleventh request in a row
-// gets 429, whatever its token, while another gate still takes requests.
+// Each gate takes a burst of requests, then one per interval: the request after the burst gets
+// 429 with Retry-After, whatever its token, while another gate still takes requests. This
+// receiver takes 3 at once and one a minute, so that a slow machine cannot refill the bucket
+// during the test.
 func TestReceiverRateLimitsPerGate(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	const token = "busy-token"
 	newReceiverGate(t, ns, "busy", token)
 	newReceiverGate(t, ns, "quiet", token)
+	srv := newServer(Limits{Burst: 3, RateInterval: time.Minute})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	g.Expect(err).NotTo(HaveOccurred())
+	srv.Listener = ln
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = srv.Start(ctx) }()
+	url := "http://" + ln.Addr().String()
 
-	for i := range 10 {
-		code, msg := post(t, "/gates/"+ns+"/busy/open", requestBody(fmt.Sprintf("try %d", i), time.Now()), withToken(token))
+	for i := range 3 {
+		code, msg := postTo(t, url, "/gates/"+ns+"/busy/open", requestBody(fmt.Sprintf("try %d", i), time.Now()), withToken(token))
 		g.Expect(code).To(Equal(202), msg)
 	}
-	code, msg := post(t, "/gates/"+ns+"/busy/open", requestBody("one too many", time.Now()), withToken(token))
+	code, msg := postTo(t, url, "/gates/"+ns+"/busy/open", requestBody("one too many", time.Now()), withToken(token))
 	g.Expect(code).To(Equal(429))
 	g.Expect(msg).To(Equal("too many requests for this gate"))
-	code, _ = post(t, "/gates/"+ns+"/busy/open", requestBody("bad token too", time.Now()), withToken("wrong"))
+	code, _ = postTo(t, url, "/gates/"+ns+"/busy/open", requestBody("bad token too", time.Now()), withToken("wrong"))
 	g.Expect(code).To(Equal(429))
+	resp, err := http.Post(url+"/gates/"+ns+"/busy/open", "application/json", bytes.NewReader(requestBody("again", time.Now())))
+	g.Expect(err).NotTo(HaveOccurred())
+	resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(429))
+	g.Expect(resp.Header.Get("Retry-After")).To(Equal("60"), "one more request a minute")
 
-	code, msg = post(t, "/gates/"+ns+"/quiet/open", requestBody("other gate", time.Now()), withToken(token))
+	code, msg = postTo(t, url, "/gates/"+ns+"/quiet/open", requestBody("other gate", time.Now()), withToken(token))
 	g.Expect(code).To(Equal(202), msg)
 	g.Eventually(opened(ns, "busy"), 10*time.Second).Should(Equal("True"))
-	g.Expect(getGate(g, ns, "busy").Status.Request.Reason).To(Equal("receiver/busy-token: try 9"))
+	g.Eventually(opened(ns, "quiet"), 10*time.Second).Should(Equal("True"))
+	g.Expect(getGate(g, ns, "busy").Status.Request.Reason).To(Equal("receiver/busy-token: try 2"))
+}
+
+// With the defaults, a gate takes 10 requests at once: the eleventh gets 429.
+func TestReceiverDefaultRateLimit(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	const token = "default-rate-token"
+	newReceiverGate(t, ns, "release", token)
+
+	codes := map[int]int{}
+	for i := range 11 {
+		code, _ := post(t, "/gates/"+ns+"/release/open", requestBody(fmt.Sprintf("try %d", i), time.Now()), withToken(token))
+		codes[code]++
+	}
+	// A slow machine may refill one request (one every 6 seconds) on the way.
+	g.Expect(codes[202]).To(BeNumerically(">=", 10))
+	g.Expect(codes[202] + codes[429]).To(Equal(11))
+	code, msg := post(t, "/gates/"+ns+"/release/open", requestBody("twelfth", time.Now()), withToken(token))
+	g.Expect(code).To(Equal(429), msg)
 }

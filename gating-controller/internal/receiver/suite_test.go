@@ -47,6 +47,8 @@ var (
 	receiverURL string
 	// controllerUser is who the API server knows the controller as: the requestedBy of its requests.
 	controllerUser string
+	// newServer makes another receiver, with other limits, on the manager's client.
+	newServer func(Limits) *Server
 	// logs holds what the receiver and the controller logged.
 	logs = &testenv.LogBuffer{}
 )
@@ -101,6 +103,9 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	}
 	receiverURL = "http://" + ln.Addr().String()
 	srv := &Server{Listener: ln, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: controllerUser}
+	newServer = func(l Limits) *Server {
+		return &Server{Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: controllerUser, Limits: l}
+	}
 	if err := mgr.Add(srv); err != nil {
 		return err
 	}
@@ -161,8 +166,14 @@ func withSignature(token string, body []byte) map[string]string {
 // post sends a request to the receiver and returns the status code and the message.
 func post(t *testing.T, path string, body []byte, headers map[string]string) (int, string) {
 	t.Helper()
+	return postTo(t, receiverURL, path, body, headers)
+}
+
+// postTo is post to the receiver at url.
+func postTo(t *testing.T, url, path string, body []byte, headers map[string]string) (int, string) {
+	t.Helper()
 	g := NewWithT(t)
-	req, err := http.NewRequest(http.MethodPost, receiverURL+path, bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, url+path, bytes.NewReader(body))
 	g.Expect(err).NotTo(HaveOccurred())
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range headers {
