@@ -121,7 +121,7 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g.Expect(kinds["ClusterRole"]).To(ConsistOf(harness.Controllers))
 	g.Expect(kinds["ClusterRoleBinding"]).To(ConsistOf(harness.Controllers))
 	g.Expect(kinds["Service"]).To(ConsistOf("source-controller", "gating-controller"))
-	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-scraping", "allow-egress"))
+	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-receiver", "allow-scraping", "allow-egress"))
 	// Who opened a gate is who did it (TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser).
 	g.Expect(kinds["ValidatingAdmissionPolicy"]).To(ConsistOf("gate-requested-by"))
 	g.Expect(kinds["ValidatingAdmissionPolicyBinding"]).To(ConsistOf("gate-requested-by"))
@@ -306,6 +306,11 @@ func checkNetworkPolicies(t *testing.T, deployments map[string]*appsv1.Deploymen
 		g.Expect(ingressAllowed(policies, pod, 9440, fromSluiceSystem)).To(BeFalse(), "%s: health port from sluice-system", name)
 		g.Expect(ingressAllowed(policies, pod, 12345, fromSluiceSystem)).To(BeFalse(), "%s: an unknown port", name)
 	}
+	// The webhook receiver is reached from anywhere (its requests carry the Gate's token); the
+	// other controllers' pods accept nothing on its port.
+	receiver := deployments["gating-controller"].Spec.Template
+	g.Expect(ingressAllowed(policies, receiver, 9292, fromTenant)).To(BeTrue(), "the receiver from another namespace")
+	g.Expect(ingressAllowed(policies, deployments["source-controller"].Spec.Template, 9292, fromTenant)).To(BeFalse(), "port 9292 of another controller")
 	checkArtifactAccess(t, policies, deployments)
 }
 
