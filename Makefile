@@ -19,7 +19,7 @@ TOOLS := $(KUBE_APISERVER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(H
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: all tools generate check-generated build test test-modules lint dev bench clean
+.PHONY: all tools generate check-generated build test test-modules lint dev bench fuzz clean
 
 all: build
 
@@ -106,6 +106,42 @@ dev: tools build
 bench: tools build
 	@for m in $(MODULES); do ( cd $$m && go test -run '^$$' -bench . -benchmem ./... ) ; done | tee /tmp/sluice-bench.txt | \
 	  awk '/^Benchmark/ {printf "%-60s", $$1; for (i = 3; i < NF; i += 2) printf " %14s %s", $$i, $$(i+1); print ""} /^(FAIL|--- FAIL)/ {print; failed = 1} END {exit failed}'
+
+FUZZTIME ?= 5m
+FUZZ_PARALLEL ?=
+FUZZ_LOGS := /tmp/sluice-fuzz
+
+## fuzz: run each Fuzz test of every module alone for FUZZTIME (5m; FUZZ_PARALLEL=n runs n workers
+## instead of one per core), print each target's executions (full logs in /tmp/sluice-fuzz) and a
+## table; fails when a target finds a crasher (written to its package's testdata/fuzz/<target>/).
+## Go 1.26 can fail a run with a bare "context deadline exceeded" as the time runs out
+## (golang.org/issue/75804, fixed in Go 1.27): with no failing input written, that is no crasher.
+fuzz: tools
+	@rm -rf $(FUZZ_LOGS); mkdir -p $(FUZZ_LOGS); failed=0; rows=""; \
+	for m in $(MODULES); do \
+	  for file in $$(cd $$m && grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	    pkg=$$(dirname $$file); \
+	    for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$m/$$file); do \
+	      name=$$m/$${pkg#./}.$$t; out=$(FUZZ_LOGS)/$$(echo $$name | tr / _).log; \
+	      echo "fuzz $$name"; \
+	      ( cd $$m && go test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $(if $(FUZZ_PARALLEL),-parallel $(FUZZ_PARALLEL)) $$pkg ) > $$out 2>&1; rc=$$?; \
+	      last=$$(grep 'execs:' $$out | tail -1); echo "  $$last"; \
+	      result=ok; \
+	      if [ $$rc -ne 0 ]; then \
+	        if ! grep -q 'Failing input written' $$out && ! grep -q -- '--- FAIL: Fuzz[^ ]*/' $$out && \
+	           grep -qx '    context deadline exceeded' $$out; then \
+	          result="ok (end-of-run deadline, no crasher)"; \
+	        else \
+	          result=FAIL; failed=1; sed -n '/--- FAIL/,$$p' $$out | head -40; \
+	        fi; \
+	      fi; \
+	      rows="$$rows$$name|$$(echo "$$last" | sed -n 's/.*elapsed: \([^,]*\), execs: \([0-9]*\).*/\1|\2/p')|$$result\n"; \
+	    done; \
+	  done; \
+	done; \
+	printf "\n%-72s %8s %12s  %s\n" target time execs result; \
+	printf "$$rows" | awk -F'|' '{printf "%-72s %8s %12s  %s\n", $$1, $$2, $$3, $$4}'; \
+	exit $$failed
 
 clean:
 	rm -rf $(BIN) .dev

@@ -61,11 +61,11 @@ func FuzzParse(f *testing.F) {
 		_ = json.Unmarshal(input, &in)
 		before := copyInput(in)
 
-		once, ok1 := build(t, tmpl, []Input{in}, common)
+		once, ok1 := buildWithin(t, tmpl, []Input{in}, common)
 		if !reflect.DeepEqual(in, before) {
 			t.Fatalf("the build modified its input: %v, was %v", in, before)
 		}
-		twice, ok2 := build(t, tmpl, []Input{in, in}, common)
+		twice, ok2 := buildWithin(t, tmpl, []Input{in, in}, common)
 		if !ok1 || !ok2 {
 			return // an error: over a limit, past the deadline, or a template's own
 		}
@@ -90,9 +90,9 @@ const (
 	fuzzBuildSlack    = 5 * time.Second
 )
 
-// build builds inputs within fuzzBuildDeadline, false on any error, and fails when the build
+// buildWithin builds inputs within fuzzBuildDeadline, false on any error, and fails when the build
 // does not return soon after its deadline.
-func build(t *testing.T, tmpl *Templates, inputs []Input, common *CommonMetadata) ([]*unstructured.Unstructured, bool) {
+func buildWithin(t *testing.T, tmpl *Templates, inputs []Input, common *CommonMetadata) ([]*unstructured.Unstructured, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), fuzzBuildDeadline)
 	defer cancel()

@@ -26,7 +26,7 @@ const reaperEnv = "SLUICE_FUZZ_REAPER"
 func init() {
 	if w := os.Getenv(reaperEnv); w != "" {
 		pid, _ := strconv.Atoi(w)
-		reap(pid)
+		reapChildren(pid)
 		os.Exit(0)
 	}
 	if !slices.Contains(os.Args[1:], "-test.fuzzworker") {
@@ -45,11 +45,11 @@ func init() {
 	_ = reaper.Start()
 }
 
-// reap follows the children of the worker pid while it lives, then kills them and their
+// reapChildren follows the children of the worker pid while it lives, then kills them and their
 // process groups (etcd and the API server each lead one).
-func reap(worker int) {
+func reapChildren(worker int) {
 	var children []int
-	for alive(worker) {
+	for processAlive(worker) {
 		children = childrenOf(worker)
 		time.Sleep(time.Second)
 	}
@@ -61,8 +61,8 @@ func reap(worker int) {
 	}
 }
 
-// alive tells a process that exists and is not a zombie, from /proc/<pid>/stat.
-func alive(pid int) bool {
+// processAlive tells a process that exists and is not a zombie, from /proc/<pid>/stat.
+func processAlive(pid int) bool {
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return false

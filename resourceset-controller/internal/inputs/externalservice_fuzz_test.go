@@ -47,7 +47,7 @@ func FuzzExternalServiceResponse(f *testing.F) {
 				t.Fatalf("input %d has the id %#v (seen before: %t)", i, in[IDKey], seen[id])
 			}
 			seen[id] = true
-			checkValue(t, in)
+			checkInputValue(t, in)
 		}
 		api, err := ToAPI(inputs)
 		if err != nil {
@@ -63,18 +63,18 @@ func FuzzExternalServiceResponse(f *testing.F) {
 	})
 }
 
-// checkValue fails on a value of a type inputs must not hold.
-func checkValue(t *testing.T, v any) {
+// checkInputValue fails on a value of a type inputs must not hold.
+func checkInputValue(t *testing.T, v any) {
 	t.Helper()
 	switch v := v.(type) {
 	case nil, string, bool, int64, float64:
 	case map[string]any:
 		for _, e := range v {
-			checkValue(t, e)
+			checkInputValue(t, e)
 		}
 	case []any:
 		for _, e := range v {
-			checkValue(t, e)
+			checkInputValue(t, e)
 		}
 	default:
 		t.Fatalf("a value of type %T", v)

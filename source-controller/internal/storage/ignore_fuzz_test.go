@@ -22,8 +22,8 @@ func FuzzIgnoreFilter(f *testing.F) {
 		".github/.flux.yaml", ".github/ci.yml", "a/b/c.txt", "a b/c d.yaml",
 	} {
 		full := filepath.Join(dir, filepath.FromSlash(p))
-		must(f, os.MkdirAll(filepath.Dir(full), 0o755))
-		must(f, os.WriteFile(full, nil, 0o644))
+		setUp(f, os.MkdirAll(filepath.Dir(full), 0o755))
+		setUp(f, os.WriteFile(full, nil, 0o644))
 	}
 	for _, s := range []struct{ top, nested, spec, probe string }{
 		{"*.yaml\n!keep.yaml\n", "!child.yaml\n", "", "keep.yaml"},

@@ -21,18 +21,18 @@ func FuzzRequestName(f *testing.F) {
 	secretPath := filepath.Join(tmp, "secret.txt")
 	base := filepath.Join(tmp, "storage")
 	objDir := filepath.Join(base, "gitrepository", "default", "app")
-	must(f, os.MkdirAll(objDir, 0o755))
-	must(f, os.WriteFile(secretPath, []byte(secret), 0o644))
-	must(f, os.WriteFile(filepath.Join(objDir, "rev.tar.gz"), []byte("the artifact"), 0o644))
-	must(f, os.WriteFile(filepath.Join(objDir, "a b.tar.gz"), []byte("the artifact with a space"), 0o644))
-	must(f, os.WriteFile(filepath.Join(objDir, ".rev.tar.gz"+tmpInfix+"12345"), []byte("partial"), 0o644))
-	must(f, os.Symlink("../../../../secret.txt", filepath.Join(objDir, "relative-out.tar.gz")))
-	must(f, os.Symlink(secretPath, filepath.Join(objDir, "absolute-out.tar.gz")))
-	must(f, os.Symlink("gitrepository/default/app/rev.tar.gz", filepath.Join(base, "latest.tar.gz")))
-	must(f, os.Symlink("../../../..", filepath.Join(base, "up")))
-	must(f, os.Symlink(tmp, filepath.Join(base, "abs-up")))
+	setUp(f, os.MkdirAll(objDir, 0o755))
+	setUp(f, os.WriteFile(secretPath, []byte(secret), 0o644))
+	setUp(f, os.WriteFile(filepath.Join(objDir, "rev.tar.gz"), []byte("the artifact"), 0o644))
+	setUp(f, os.WriteFile(filepath.Join(objDir, "a b.tar.gz"), []byte("the artifact with a space"), 0o644))
+	setUp(f, os.WriteFile(filepath.Join(objDir, ".rev.tar.gz"+tmpInfix+"12345"), []byte("partial"), 0o644))
+	setUp(f, os.Symlink("../../../../secret.txt", filepath.Join(objDir, "relative-out.tar.gz")))
+	setUp(f, os.Symlink(secretPath, filepath.Join(objDir, "absolute-out.tar.gz")))
+	setUp(f, os.Symlink("gitrepository/default/app/rev.tar.gz", filepath.Join(base, "latest.tar.gz")))
+	setUp(f, os.Symlink("../../../..", filepath.Join(base, "up")))
+	setUp(f, os.Symlink(tmp, filepath.Join(base, "abs-up")))
 	s, err := New(Options{BasePath: base})
-	must(f, err)
+	setUp(f, err)
 	handler := s.Handler()
 
 	for _, target := range []string{
@@ -104,8 +104,8 @@ func FuzzRequestName(f *testing.F) {
 	})
 }
 
-// must stops the fuzz test when setting up its fixture fails.
-func must(f *testing.F, err error) {
+// setUp stops the fuzz test when setting up its fixture fails.
+func setUp(f *testing.F, err error) {
 	f.Helper()
 	if err != nil {
 		f.Fatal(err)
