@@ -26,7 +26,7 @@ import (
 //
 //	go test -run '^$' -bench HelmChartsProcess -benchtime 1x .
 func BenchmarkHelmChartsProcess(b *testing.B) {
-	const charts = 1000
+	const count = 1000
 	server := testserver.NewHelmRepository(b, testserver.HelmRepoOptions{})
 	for c := range 40 {
 		for v := range 5 {
@@ -46,27 +46,21 @@ func BenchmarkHelmChartsProcess(b *testing.B) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(repo), repo)).To(Succeed())
 			return conditions.IsTrue(repo, meta.ReadyCondition)
 		}, time.Minute, 50*time.Millisecond).Should(BeTrue())
+		charts := watchReady(b, k8s, &sourcev1.HelmChartList{}, ns, func(o client.Object) bool {
+			hc := o.(*sourcev1.HelmChart)
+			return conditions.IsTrue(hc, meta.ReadyCondition) && hc.Status.Artifact != nil
+		})
 		before := usage(b, c)
 		start := time.Now()
 		// Created 20 at a time: one at a time, the creation itself would take longer than the
 		// controller.
-		forEach(b, charts, func(n int) error {
+		forEach(b, count, func(n int) error {
 			return k8s.Create(ctx, &sourcev1.HelmChart{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("hc-%04d", n)},
 				Spec: sourcev1.HelmChartSpec{Chart: fmt.Sprintf("chart-%02d", n%40), Version: "1.*",
 					Interval:  metav1.Duration{Duration: time.Hour},
 					SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: "repo"}}})
 		})
-		NewWithT(b).Eventually(func(g Gomega) int {
-			list := &sourcev1.HelmChartList{}
-			g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-			ready := 0
-			for i := range list.Items {
-				if conditions.IsTrue(&list.Items[i], meta.ReadyCondition) && list.Items[i].Status.Artifact != nil {
-					ready++
-				}
-			}
-			return ready
-		}, 5*time.Minute, 100*time.Millisecond).Should(Equal(charts))
+		charts.wait(b, count, 5*time.Minute)
 		b.ReportMetric(time.Since(start).Seconds(), "s-to-ready")
 		after := usage(b, c)
 		b.ReportMetric((after.CPU - before.CPU).Seconds(), "cpu-s")
@@ -76,13 +70,14 @@ func BenchmarkHelmChartsProcess(b *testing.B) {
 
 // sourceClient is an admin client that knows the source kinds, with the controllers' rate
 // limits, so the test's own requests do not pace the measure.
-func sourceClient(b testing.TB) client.Client {
+func sourceClient(b testing.TB) client.WithWatch {
 	scheme := runtime.NewScheme()
 	NewWithT(b).Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
 	NewWithT(b).Expect(sourcev1.AddToScheme(scheme)).To(Succeed())
 	cfg := *env.Config
 	cfg.QPS, cfg.Burst = 1000, 2000
-	c, err := client.New(&cfg, client.Options{Scheme: scheme})
+	cfg.Timeout = 0 // the watches of the benchmarks last as long as they do
+	c, err := client.NewWithWatch(&cfg, client.Options{Scheme: scheme})
 	NewWithT(b).Expect(err).NotTo(HaveOccurred())
 	return c
 }

@@ -1,16 +1,10 @@
 package patch
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"io"
 	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 )
 
 // FuzzApply applies fuzzed patch files to the generated objects of the tests (a Deployment, a
@@ -40,7 +34,7 @@ func FuzzApply(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	generated := decodeStream(f, generatedYAML)
+	generated := objects(f, generatedYAML)
 	f.Fuzz(func(t *testing.T, patchFile []byte) {
 		if len(patchFile) > 4096 {
 			return
@@ -87,31 +81,6 @@ func FuzzApply(f *testing.F) {
 			t.Fatalf("dropped %v, want %v", dropped, wantDropped)
 		}
 	})
-}
-
-// decodeStream decodes a multi-document YAML the way generator output is read.
-func decodeStream(tb testing.TB, data string) []*unstructured.Unstructured {
-	tb.Helper()
-	var out []*unstructured.Unstructured
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader([]byte(data))))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			tb.Fatal(err)
-		}
-		js, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(js); err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, u)
-	}
 }
 
 func deepCopies(objs []*unstructured.Unstructured) []*unstructured.Unstructured {

@@ -69,7 +69,7 @@ spec:
 `
 
 // objects decodes a multi-document YAML the way generator output is read.
-func objects(t *testing.T, data string) []*unstructured.Unstructured {
+func objects(t testing.TB, data string) []*unstructured.Unstructured {
 	t.Helper()
 	var out []*unstructured.Unstructured
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader([]byte(data))))

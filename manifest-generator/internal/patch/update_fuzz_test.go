@@ -35,7 +35,7 @@ func FuzzUpdate(f *testing.F) {
 	} {
 		f.Add([]byte(s.patchFile), s.container, s.value, s.policy)
 	}
-	generated := decodeStream(f, generatedYAML)
+	generated := objects(f, generatedYAML)
 	app := workload.Ref{Namespace: "default", Kind: "Deployment", Name: "app"}
 	f.Fuzz(func(t *testing.T, patchFile []byte, name, value string, policy bool) {
 		if len(patchFile)+len(name)+len(value) > 4096 {
