@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"strings"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -46,8 +47,13 @@ func SetImageNode(node *kyaml.RNode, container, image string) (bool, error) {
 
 // SetPolicyNode is SetPolicy for a YAML node: it sets the policy annotation
 // to *value or removes it when value is nil or empty, creating or removing
-// metadata.annotations as needed.
+// metadata.annotations as needed. A value is one line (a flag, a tag filter,
+// a message): a line break is refused, as it would not survive the edit of
+// the file's lines.
 func SetPolicyNode(node *kyaml.RNode, policy string, value *string) (bool, error) {
+	if value != nil && strings.ContainsAny(*value, "\r\n") {
+		return false, fmt.Errorf("the value of policy %q has a line break: policy values are one line", policy)
+	}
 	keys := policyKeys(policy)
 	if removal(value) {
 		meta, err := node.Pipe(kyaml.Lookup(kyaml.MetadataField))

@@ -69,3 +69,17 @@ func TestPolicies(t *testing.T) {
 	g.Expect(PolicyAnnotation(PolicyAutomated)).To(Equal("fluxcd.io/automated"))
 	g.Expect(PolicyAnnotation(TagPolicy("app"))).To(Equal("fluxcd.io/tag.app"))
 }
+
+// A policy value is one line: one with a line break is refused, the file unchanged (found by
+// FuzzInFile: "\n" came back as "" through the edit of the file's lines).
+func TestSetPolicyRefusesALineBreak(t *testing.T) {
+	g := NewWithT(t)
+	const file = "kind: Deployment\nmetadata:\n  name: app\n"
+	out, changed, err := InFile([]byte(file), Ref{Kind: "Deployment", Name: "app"}, "default", func(n *kyaml.RNode) error {
+		_, err := SetPolicyNode(n, TagPolicy("app"), ptr("glob:1.*\nsemver:2"))
+		return err
+	})
+	g.Expect(err).To(MatchError(ContainSubstring("has a line break: policy values are one line")))
+	g.Expect(changed).To(BeFalse())
+	g.Expect(out).To(BeNil())
+}
