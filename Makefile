@@ -109,11 +109,14 @@ bench: tools build
 
 FUZZTIME ?= 5m
 FUZZ_PARALLEL ?=
+FUZZ_ONLY ?=
 FUZZ_LOGS := /tmp/sluice-fuzz
 
 ## fuzz: run each Fuzz test of every module alone for FUZZTIME (5m; FUZZ_PARALLEL=n runs n workers
-## instead of one per core), print each target's executions (full logs in /tmp/sluice-fuzz) and a
-## table; fails when a target finds a crasher (written to its package's testdata/fuzz/<target>/).
+## instead of one per core; FUZZ_ONLY=<extended regexp> keeps the targets, named
+## <module>/<package>.<FuzzTest>, that match), print each target's executions (full logs in
+## /tmp/sluice-fuzz) and a table; fails when a target finds a crasher (written to its package's
+## testdata/fuzz/<target>/).
 ## Go 1.26 can fail a run with a bare "context deadline exceeded" as the time runs out
 ## (golang.org/issue/75804, fixed in Go 1.27): with no failing input written, that is no crasher.
 fuzz: tools
@@ -123,6 +126,7 @@ fuzz: tools
 	    pkg=$$(dirname $$file); \
 	    for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$m/$$file); do \
 	      name=$$m/$${pkg#./}.$$t; out=$(FUZZ_LOGS)/$$(echo $$name | tr / _).log; \
+	      if [ -n '$(FUZZ_ONLY)' ] && ! echo "$$name" | grep -Eq '$(FUZZ_ONLY)'; then continue; fi; \
 	      echo "fuzz $$name"; \
 	      ( cd $$m && go test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $(if $(FUZZ_PARALLEL),-parallel $(FUZZ_PARALLEL)) $$pkg ) > $$out 2>&1; rc=$$?; \
 	      last=$$(grep 'execs:' $$out | tail -1); echo "  $$last"; \
