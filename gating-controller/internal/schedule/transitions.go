@@ -1,0 +1,37 @@
+package schedule
+
+import (
+	"time"
+
+	"github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+)
+
+// Transition is an instant at which the state a keeper holds its gate in changes.
+type Transition struct {
+	At time.Time
+	// Holds is the state from At on (Holds, not At: none is replaced by the outside state).
+	Holds v1alpha1.GateKeeperActive
+}
+
+// Transitions lists the changes of Holds strictly after from and before until, in order, for a
+// timeline of the coming days. At most limit are returned, so a schedule that changes every
+// minute cannot make a long list; complete is false when the limit cut the list short.
+// Changes of At that Holds does not show (opened to none, for a keeper of opened schedules only)
+// are left out.
+func (k *Keeper) Transitions(from, until time.Time, limit int) (ts []Transition, complete bool) {
+	holds := k.Holds(from)
+	for t := from; ; {
+		next, ok := k.NextTransition(t)
+		if !ok || !next.Before(until) {
+			return ts, true
+		}
+		t = next
+		if h := k.Holds(next); h != holds {
+			if len(ts) == limit {
+				return ts, false
+			}
+			holds = h
+			ts = append(ts, Transition{At: next, Holds: h})
+		}
+	}
+}
