@@ -13,9 +13,10 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 KUSTOMIZE := $(BIN)/kustomize
 HELM := $(BIN)/helm
 KUBE_APISERVER := $(BIN)/kube-apiserver
+KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 KUBECTL := $(BIN)/kubectl
 ETCD := $(BIN)/etcd
-TOOLS := $(KUBE_APISERVER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM)
+TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
@@ -36,6 +37,11 @@ KUBE_BUILD = cd e2e/tools && v=$$(GOWORK=off go list -m -f '{{.Version}}' k8s.io
 
 $(KUBE_APISERVER):
 	$(KUBE_BUILD) k8s.io/kubernetes/cmd/kube-apiserver
+
+# Its namespace and garbage-collector controllers finish deletions: without them a deleted
+# namespace stays Terminating and dependents of a deleted owner stay.
+$(KUBE_CONTROLLER_MANAGER):
+	$(KUBE_BUILD) k8s.io/kubernetes/cmd/kube-controller-manager
 
 $(KUBECTL):
 	$(KUBE_BUILD) k8s.io/kubernetes/cmd/kubectl
