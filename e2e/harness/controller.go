@@ -32,6 +32,10 @@ type Controller struct {
 	// bin and args are the program and its whole command line, kept for Restart.
 	bin  string
 	args []string
+	// healthURL and healthClient, when set, replace WaitReady's plain-HTTP /readyz probe (the
+	// kube-controller-manager serves /healthz over HTTPS only).
+	healthURL    string
+	healthClient *http.Client
 
 	mu   sync.Mutex
 	proc *process
@@ -247,6 +251,9 @@ func tail(path string, n int, substrings []string) string {
 // process exits first.
 func (c *Controller) WaitReady(ctx context.Context) error {
 	url := "http://" + c.HealthAddr + "/readyz"
+	if c.healthURL != "" {
+		url = c.healthURL
+	}
 	p := c.current()
 	for {
 		select {
@@ -263,7 +270,11 @@ func (c *Controller) WaitReady(ctx context.Context) error {
 }
 
 func (c *Controller) ready(url string) bool {
-	resp, err := http.Get(url)
+	client := http.DefaultClient
+	if c.healthClient != nil {
+		client = c.healthClient
+	}
+	resp, err := client.Get(url)
 	if err != nil {
 		return false
 	}

@@ -1,7 +1,9 @@
 // Package harness runs the Sluice system for end-to-end tests and the local sandbox: the real
-// control plane (shared/testenv), the controller binaries of bin/ as processes with their real
-// flags, logs and health ports (StartController, StartSystem), and the real upstreams they are
-// tested against (StartServers: Git, Helm repository, OCI registry from shared/testserver).
+// control plane (shared/testenv) with a kube-controller-manager running its namespace and
+// garbage-collector controllers (StartControllerManager), the controller binaries of bin/ as
+// processes with their real flags, logs and health ports (StartController, StartSystem), and the
+// real upstreams they are tested against (StartServers: Git, Helm repository, OCI registry from
+// shared/testserver).
 //
 // A Controller can be stopped gracefully (Stop), killed with SIGKILL (Kill) and started again
 // with the same command line (Restart), to test recovery; LogTail and System.LogTails give what

@@ -17,6 +17,9 @@ type System struct {
 	Env         *testenv.Env
 	Kubeconfig  string
 	Controllers []*Controller
+	// ControllerManager is the kube-controller-manager of the control plane (not one of the
+	// Controllers): namespaces finish deleting and owners' dependents are garbage-collected.
+	ControllerManager *ControllerManager
 
 	stateDir string
 	// apiServer is the kube-apiserver started by StartAPIServer, nil while envtest's runs;
@@ -36,9 +39,9 @@ type SystemOptions struct {
 	Env testenv.Options
 }
 
-// StartSystem starts the control plane (CRDs of deploy/crds installed), writes an admin
-// kubeconfig into stateDir, and starts every controller binary of binDir with its log and
-// storage in stateDir, waiting until each answers /readyz.
+// StartSystem starts the control plane (CRDs of deploy/crds installed) with a
+// kube-controller-manager, writes an admin kubeconfig into stateDir, and starts every controller
+// binary of binDir with its log and storage in stateDir, waiting until each answers /readyz.
 func StartSystem(ctx context.Context, binDir, stateDir string) (*System, error) {
 	return StartSystemWith(ctx, binDir, stateDir, SystemOptions{})
 }
@@ -57,6 +60,16 @@ func StartSystemWith(ctx context.Context, binDir, stateDir string, opts SystemOp
 		_ = s.Stop()
 		return nil, err
 	}
+	// envtest starts only etcd and kube-apiserver, so the kube-controller-manager is the
+	// harness's own process, from their directory (bin/, even when binDir holds other builds of
+	// the controllers). It runs against the API server's address, not its process: when
+	// StopAPIServer and StartAPIServer replace envtest's server with the harness's own, it
+	// reconnects and lists again, as in a cluster whose API server restarts, so it is not
+	// restarted with it.
+	if s.ControllerManager, err = StartControllerManager(env.Environment.BinaryAssetsDirectory, s.Kubeconfig, stateDir); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
 	for _, name := range Controllers {
 		args := append(append([]string(nil), opts.CommonArgs...), opts.Args[name]...)
 		c, err := StartController(binDir, name, s.Kubeconfig, stateDir, args...)
@@ -68,7 +81,7 @@ func StartSystemWith(ctx context.Context, binDir, stateDir string, opts SystemOp
 	}
 	readyCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	for _, c := range s.Controllers {
+	for _, c := range append([]*Controller{s.ControllerManager.Controller}, s.Controllers...) {
 		if err := c.WaitReady(readyCtx); err != nil {
 			_ = s.Stop()
 			return nil, err
@@ -77,13 +90,18 @@ func StartSystemWith(ctx context.Context, binDir, stateDir string, opts SystemOp
 	return s, nil
 }
 
-// Stop stops the controllers (SIGTERM) and then the control plane (a kube-apiserver started
-// again by StartAPIServer first).
+// Stop stops the controllers (SIGTERM), then the kube-controller-manager and the control plane
+// (a kube-apiserver started again by StartAPIServer first).
 func (s *System) Stop() error {
 	var errs []error
 	for _, c := range s.Controllers {
 		if err := c.Stop(30 * time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
+		}
+	}
+	if s.ControllerManager != nil {
+		if err := s.ControllerManager.Stop(30 * time.Second); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.ControllerManager.Name, err))
 		}
 	}
 	if err := s.stopAPIServerOnExit(); err != nil {
@@ -105,11 +123,16 @@ func (s *System) Controller(name string) *Controller {
 	return nil
 }
 
-// LogTails returns, for each controller, a header and the last n lines of its log that contain
-// one of substrings (every line when none is given): what a failed test prints.
+// LogTails returns, for each controller and the kube-controller-manager, a header and the last
+// n lines of its log that contain one of substrings (every line when none is given): what a
+// failed test prints.
 func (s *System) LogTails(n int, substrings ...string) string {
 	var b strings.Builder
-	for _, c := range s.Controllers {
+	all := s.Controllers
+	if s.ControllerManager != nil {
+		all = append(append([]*Controller(nil), all...), s.ControllerManager.Controller)
+	}
+	for _, c := range all {
 		fmt.Fprintf(&b, "----- %s (%s), last %d lines", c.Name, c.LogPath, n)
 		if len(substrings) > 0 {
 			fmt.Fprintf(&b, " mentioning %s", strings.Join(substrings, " or "))

@@ -1,5 +1,6 @@
 # Versions of the tools `make tools` builds into bin/ from the Go module proxy.
-# kube-apiserver and etcd are pinned by go.mod beside this file (k8s.io/kubernetes, go.etcd.io/etcd/server/v3).
+# kube-apiserver, kube-controller-manager, kubectl and etcd are pinned by go.mod beside this file
+# (k8s.io/kubernetes, go.etcd.io/etcd/server/v3).
 CONTROLLER_GEN_VERSION := v0.21.0
 KUSTOMIZE_VERSION := v5.8.2
 HELM_VERSION := v3.21.4
