@@ -84,7 +84,7 @@ func TestScenarioHelm(t *testing.T) {
 
 	// `kubectl get helmchart` as the walkthrough shows it.
 	out := kubectl(s, "get", "helmchart", "-n", s.ns)
-	g.Expect(out).To(MatchRegexp(`(?m)^NAME\s+CHART\s+VERSION\s+SOURCE KIND\s+SOURCE NAME\s+AGE\s+READY\s+STATUS$`))
+	g.Expect(out).To(MatchRegexp(`(?m)^NAME\s+CHART\s+VERSION\s+SOURCE KIND\s+SOURCE NAME\s+AGE\s+GATES\s+READY\s+STATUS$`))
 	g.Expect(out).To(MatchRegexp(`(?m)^podinfo\s+podinfo\s+` + regexp.QuoteMeta("5.*") + `\s+HelmRepository\s+podinfo\s+\S+\s+True\s+pulled 'podinfo' chart with version '5.2.1'$`))
 
 	// A new version in range: the repository's new index makes the chart pull it.

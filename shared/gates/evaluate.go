@@ -109,6 +109,19 @@ func (r Result) Closed() []GateState {
 	return closed
 }
 
+// State is the `status.gates.state` of the result: "open", or "closed (<ref>, ...)" naming the
+// gates that hold the object as its spec refers to them.
+func (r Result) State() string {
+	if r.Open {
+		return gatesapi.GatesOpenState
+	}
+	var refs []string
+	for _, g := range r.Closed() {
+		refs = append(refs, g.Ref)
+	}
+	return "closed (" + strings.Join(refs, ", ") + ")"
+}
+
 // Message says why the object is blocked, naming every closed gate and when it opens if known,
 // e.g. "Reconciliation is blocked as gate 'flux-system/change-freeze' is closed until
 // 2026-12-01T00:00:00Z.". It is empty when the gates are open.

@@ -31,7 +31,6 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/gates"
-	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/status"
 )
@@ -45,7 +44,7 @@ const (
 // Object is what the lifecycle needs of an owner's API type.
 type Object interface {
 	status.Object
-	gatesapi.Gated
+	gates.HeldObject
 	GetRequestStatus() *meta.ReconcileRequestStatus
 }
 
@@ -186,7 +185,7 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (result ctrl.Result
 func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, settings Settings, start time.Time,
 	prior *metav1.Condition) (ctrl.Result, error) {
 	lastApplied := *fields.LastAppliedRevision
-	open, err := gates.Hold(ctx, l.Client, obj, lastApplied == "")
+	open, err := gates.Holder{Reader: l.Client, EventRecorder: l.EventRecorder}.Hold(ctx, obj, lastApplied == "")
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -198,6 +197,11 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 		return ctrl.Result{}, err
 	}
 	revision, build, applied := plan.Revision, plan.Build, plan.Applied
+	waiting := ""
+	if revision != lastApplied {
+		waiting = revision
+	}
+	gates.Waiting(obj, waiting)
 	if !open && revision != lastApplied {
 		// Closed gates hold what is new, not the correction of drift: the last applied objects
 		// are applied again. They are known in memory only: after a restart nothing is applied
@@ -208,6 +212,7 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 			if prior != nil {
 				conditions.Set(obj, prior)
 			}
+			gates.MarkHeldReady(obj)
 			return ctrl.Result{RequeueAfter: settings.Interval}, nil
 		}
 		revision, applied = rev, nil
@@ -223,6 +228,7 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 	if applied != nil {
 		applied()
 	}
+	gates.MarkHeldReady(obj)
 	return ctrl.Result{RequeueAfter: settings.Interval}, nil
 }
 

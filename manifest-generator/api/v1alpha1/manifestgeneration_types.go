@@ -157,6 +157,11 @@ type ManifestGenerationStatus struct {
 	// +optional
 	Inventory *ResourceInventory `json:"inventory,omitempty"`
 
+	// Gates says whether the object's gates hold it, and what waits behind them; absent when
+	// the object has no gates.
+	// +optional
+	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -166,6 +171,7 @@ type ManifestGenerationStatus struct {
 // +kubebuilder:resource:shortName=mgen
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Gates",type="string",JSONPath=".status.gates.state"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
 // +kubebuilder:printcolumn:name="Revision",type="string",JSONPath=".status.lastAppliedRevision"
@@ -186,6 +192,12 @@ func (in *ManifestGeneration) SetConditions(c []metav1.Condition) { in.Status.Co
 
 // GetGates implements gatesapi.Gated.
 func (in *ManifestGeneration) GetGates() *gatesapi.Gates { return in.Spec.Gates }
+
+// GetGatesStatus returns the status of the object's gates.
+func (in *ManifestGeneration) GetGatesStatus() *gatesapi.GatesStatus { return in.Status.Gates }
+
+// SetGatesStatus sets the status of the object's gates.
+func (in *ManifestGeneration) SetGatesStatus(st *gatesapi.GatesStatus) { in.Status.Gates = st }
 
 // GetRequestStatus returns the reconcile request handling of the status.
 func (in *ManifestGeneration) GetRequestStatus() *meta.ReconcileRequestStatus {

@@ -180,6 +180,11 @@ type ManifestUpdateStatus struct {
 	// +optional
 	Commit string `json:"commit,omitempty"`
 
+	// Gates says whether the object's gates hold it, and what waits behind them; absent when
+	// the object has no gates.
+	// +optional
+	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -190,6 +195,7 @@ type ManifestUpdateStatus struct {
 // +kubebuilder:resource:shortName=mupd
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Gates",type="string",JSONPath=".status.gates.state"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
 // +kubebuilder:printcolumn:name="Commit",type="string",JSONPath=".status.commit"
@@ -210,6 +216,12 @@ func (in *ManifestUpdate) SetConditions(c []metav1.Condition) { in.Status.Condit
 
 // GetGates implements gatesapi.Gated.
 func (in *ManifestUpdate) GetGates() *gatesapi.Gates { return in.Spec.Gates }
+
+// GetGatesStatus returns the status of the object's gates.
+func (in *ManifestUpdate) GetGatesStatus() *gatesapi.GatesStatus { return in.Status.Gates }
+
+// SetGatesStatus sets the status of the object's gates.
+func (in *ManifestUpdate) SetGatesStatus(st *gatesapi.GatesStatus) { in.Status.Gates = st }
 
 // GetRequestStatus returns the reconcile request handling of the status.
 func (in *ManifestUpdate) GetRequestStatus() *meta.ReconcileRequestStatus {

@@ -191,6 +191,11 @@ func (in *ManifestGenerationStatus) DeepCopyInto(out *ManifestGenerationStatus) 
 		*out = new(ResourceInventory)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.GatesStatus)
+		(*in).DeepCopyInto(*out)
+	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
 }
 
@@ -310,6 +315,11 @@ func (in *ManifestUpdateStatus) DeepCopyInto(out *ManifestUpdateStatus) {
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
+	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.GatesStatus)
+		(*in).DeepCopyInto(*out)
 	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
 }

@@ -13,11 +13,12 @@ import (
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 )
 
-// The served CRDs carry the short names and the AGE READY STATUS columns of the other Sluice kinds,
+// The served CRDs carry the short names and the AGE GATES READY STATUS columns of the other Sluice kinds,
 // plus the applied revision or the pushed commit.
 func TestServedCRDs(t *testing.T) {
 	readyColumns := []apiextensionsv1.CustomResourceColumnDefinition{
 		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+		{Name: "Gates", Type: "string", JSONPath: ".status.gates.state"},
 		{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`},
 		{Name: "Status", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].message`},
 	}
@@ -70,13 +71,13 @@ func TestKubectlGetColumns(t *testing.T) {
 	for _, resource := range []string{"manifestgeneration", "mgen", "manifestgenerations.generator.toolkit.fluxcd.io"} {
 		out, err := kubectl(t, "", "get", resource, "-n", ns)
 		g.Expect(err).NotTo(HaveOccurred(), out)
-		g.Expect(out).To(MatchRegexp(`^NAME +AGE +READY +STATUS +REVISION\n`))
+		g.Expect(out).To(MatchRegexp(`^NAME +AGE +GATES +READY +STATUS +REVISION\n`))
 		g.Expect(out).To(MatchRegexp(`(?m)^podinfo +\d+s +True +Applied revision: main@sha1:4d5c2a1 +main@sha1:4d5c2a1$`))
 	}
 	for _, resource := range []string{"manifestupdate", "mupd", "manifestupdates.generator.toolkit.fluxcd.io"} {
 		out, err := kubectl(t, "", "get", resource, "-n", ns)
 		g.Expect(err).NotTo(HaveOccurred(), out)
-		g.Expect(out).To(MatchRegexp(`^NAME +AGE +READY +STATUS +COMMIT\n`))
+		g.Expect(out).To(MatchRegexp(`^NAME +AGE +GATES +READY +STATUS +COMMIT\n`))
 		g.Expect(out).To(MatchRegexp(`(?m)^podinfo-image +\d+s +True +Pushed commit 9f3e1b2 to main +9f3e1b2$`))
 	}
 

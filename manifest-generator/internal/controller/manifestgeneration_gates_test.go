@@ -44,6 +44,15 @@ func TestManifestGenerationGates(t *testing.T) {
 	})
 	g.Consistently(func(g Gomega) any { return configMap(g, ns, "app") }, 2*time.Second).Should(HaveKeyWithValue("v", "1"))
 	g.Expect(getGeneration(g, key).Status.LastAppliedRevision).To(Equal("main@sha1:e001"))
+	// What waits is in the status, the Ready message and the GATES column of `kubectl get`.
+	held := getGeneration(g, key).Status.Gates
+	g.Expect(held.State).To(Equal("closed (freeze)"))
+	g.Expect(held.WaitingRevision).To(Equal("main@sha1:e002"))
+	g.Expect(readyCondition(key)(g)).To(Equal("True|ReconciliationSucceeded|Applied revision: main@sha1:e001; " +
+		"revision 'main@sha1:e002' waits for the gates: closed (freeze)"))
+	cols, err := env.Columns(ctx, generatorv1.GroupVersion.WithResource("manifestgenerations"), ns, key.Name)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cols).To(HaveKeyWithValue("Gates", "closed (freeze)"))
 
 	// Drift of the applied revision is corrected while the gate is closed.
 	cm := &corev1.ConfigMap{}
@@ -57,4 +66,9 @@ func TestManifestGenerationGates(t *testing.T) {
 	g.Eventually(readyCondition(key), timeout).Should(Equal("True|ReconciliationSucceeded|Applied revision: main@sha1:e002"))
 	g.Expect(configMap(g, ns, "app")).To(HaveKeyWithValue("v", "2"))
 	g.Expect(conditions.GetReason(getGeneration(g, key), meta.ReadyCondition)).To(Equal(generatorv1.ReconciliationSucceededReason))
+	g.Expect(getGeneration(g, key).Status.Gates).To(Equal(&gatesapi.GatesStatus{State: "open"}))
+	g.Eventually(eventsOf(key), timeout).Should(ContainElements(
+		"Normal Held: Reconciliation is blocked as gate '"+ns+"/freeze' is closed.",
+		MatchRegexp(`^Normal Released: released by its gates after waiting \d+s$`),
+	))
 }

@@ -79,6 +79,9 @@ func (r *ManifestUpdateReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok && v != obj.Status.LastHandledReconcileAt {
 		newRequest = true
 	}
+	if committed(obj) {
+		return r.followCommitted(ctx, obj)
+	}
 	if r.done(obj, newRequest) {
 		return ctrl.Result{}, nil
 	}
@@ -96,6 +99,24 @@ func (r *ManifestUpdateReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		}
 	}
 	return r.reconcile(ctx, obj)
+}
+
+// followCommitted keeps the Ready condition of a pushed change true to whether the gates of its
+// generation hold it; nothing is pushed again.
+func (r *ManifestUpdateReconciler) followCommitted(ctx context.Context, obj *generatorv1.ManifestUpdate) (result ctrl.Result, retErr error) {
+	patcher := status.NewPatcher(obj, r.Client)
+	defer func() {
+		retErr = status.Finalize(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics, ControllerName)
+	}()
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
+		obj.Status.SetLastHandledReconcileRequest(v)
+	}
+	target, waitMsg, err := r.target(ctx, obj)
+	if err != nil || waitMsg != "" {
+		// The generation or its source went away: what was pushed stays as reported.
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.markCommitted(ctx, obj, target)
 }
 
 // done: the change of the current generation was committed (or needed no commit), or failed in
@@ -116,7 +137,7 @@ func (r *ManifestUpdateReconciler) done(obj *generatorv1.ManifestUpdate, newRequ
 
 // reconcile runs the steps: gates, the ManifestGeneration and its GitRepository, the push.
 func (r *ManifestUpdateReconciler) reconcile(ctx context.Context, obj *generatorv1.ManifestUpdate) (ctrl.Result, error) {
-	open, err := gates.Hold(ctx, r.Client, obj, true)
+	open, err := gates.Holder{Reader: r.Client, EventRecorder: r.EventRecorder}.Hold(ctx, obj, true)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -155,7 +176,9 @@ func (r *ManifestUpdateReconciler) reconcile(ctx context.Context, obj *generator
 	}
 	obj.Status.Commit = commit
 	msg := fmt.Sprintf("committed %s to %s", commit, target.branch)
-	conditions.MarkTrue(obj, meta.ReadyCondition, generatorv1.CommittedReason, "%s", msg)
+	if err := r.markCommitted(ctx, obj, target); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": target.branch + "@sha1:" + commit},
 		corev1.EventTypeNormal, generatorv1.CommittedReason, "%s", msg)
 	if err := r.requestSourceReconcile(ctx, obj.Namespace, target.repoName); err != nil && !apierrors.IsNotFound(err) {

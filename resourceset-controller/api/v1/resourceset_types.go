@@ -173,6 +173,11 @@ type ResourceSetStatus struct {
 	// +optional
 	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
 
+	// Gates says whether the object's gates hold it, and what waits behind them; absent when
+	// the object has no gates.
+	// +optional
+	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -181,6 +186,7 @@ type ResourceSetStatus struct {
 // +kubebuilder:resource:shortName=rset
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Gates",type="string",JSONPath=".status.gates.state"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
 type ResourceSet struct {
@@ -199,6 +205,12 @@ func (in *ResourceSet) SetConditions(c []metav1.Condition) { in.Status.Condition
 
 // GetGates implements gatesapi.Gated.
 func (in *ResourceSet) GetGates() *gatesapi.Gates { return in.Spec.Gates }
+
+// GetGatesStatus returns the status of the object's gates.
+func (in *ResourceSet) GetGatesStatus() *gatesapi.GatesStatus { return in.Status.Gates }
+
+// SetGatesStatus sets the status of the object's gates.
+func (in *ResourceSet) SetGatesStatus(st *gatesapi.GatesStatus) { in.Status.Gates = st }
 
 // GetRequestStatus returns the reconcile request handling of the status.
 func (in *ResourceSet) GetRequestStatus() *meta.ReconcileRequestStatus {

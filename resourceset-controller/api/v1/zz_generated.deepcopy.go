@@ -475,6 +475,11 @@ func (in *ResourceSetStatus) DeepCopyInto(out *ResourceSetStatus) {
 		*out = new(ResourceInventory)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.GatesStatus)
+		(*in).DeepCopyInto(*out)
+	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
 }
 

@@ -13,11 +13,20 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
 
-// The served CRDs carry the short names and the AGE READY STATUS columns of the documentation.
+// The served CRDs carry the short names and the AGE (GATES) READY STATUS columns of the documentation.
 func TestServedCRDs(t *testing.T) {
-	for _, tc := range []struct{ crd, shortName string }{
-		{"resourcesets.fluxcd.controlplane.io", "rset"},
-		{"resourcesetinputproviders.fluxcd.controlplane.io", "rsip"},
+	age := apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}
+	gates := apiextensionsv1.CustomResourceColumnDefinition{Name: "Gates", Type: "string", JSONPath: ".status.gates.state"}
+	ready := []apiextensionsv1.CustomResourceColumnDefinition{
+		{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`},
+		{Name: "Status", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].message`},
+	}
+	for _, tc := range []struct {
+		crd, shortName string
+		columns        []apiextensionsv1.CustomResourceColumnDefinition
+	}{
+		{"resourcesets.fluxcd.controlplane.io", "rset", append([]apiextensionsv1.CustomResourceColumnDefinition{age, gates}, ready...)},
+		{"resourcesetinputproviders.fluxcd.controlplane.io", "rsip", append([]apiextensionsv1.CustomResourceColumnDefinition{age}, ready...)},
 	} {
 		t.Run(tc.crd, func(t *testing.T) {
 			g := NewWithT(t)
@@ -29,16 +38,12 @@ func TestServedCRDs(t *testing.T) {
 			v := crd.Spec.Versions[0]
 			g.Expect(v.Name).To(Equal("v1"))
 			g.Expect(v.Subresources.Status).NotTo(BeNil())
-			g.Expect(v.AdditionalPrinterColumns).To(Equal([]apiextensionsv1.CustomResourceColumnDefinition{
-				{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
-				{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`},
-				{Name: "Status", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].message`},
-			}))
+			g.Expect(v.AdditionalPrinterColumns).To(Equal(tc.columns))
 		})
 	}
 }
 
-// `kubectl get resourceset` prints NAME AGE READY STATUS with the Ready condition, as documented.
+// `kubectl get resourceset` prints NAME AGE GATES READY STATUS with the Ready condition, as documented.
 func TestKubectlGetColumns(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -56,7 +61,7 @@ func TestKubectlGetColumns(t *testing.T) {
 
 	out, err := kubectl(t, "", "get", "resourceset", "-n", ns)
 	g.Expect(err).NotTo(HaveOccurred(), out)
-	g.Expect(out).To(MatchRegexp(`^NAME +AGE +READY +STATUS\n`))
+	g.Expect(out).To(MatchRegexp(`^NAME +AGE +GATES +READY +STATUS\n`))
 	g.Expect(out).To(MatchRegexp(`(?m)^podinfo +\d+s +True +Reconciliation finished in 52s$`))
 
 	for _, resource := range []string{"rset", "resourcesets.fluxcd.controlplane.io"} {

@@ -18,6 +18,8 @@ type ConsumerStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// +optional
 	Revision string `json:"revision,omitempty"`
+	// +optional
+	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
 }
 
 // Consumer is a gated object for tests.
@@ -51,3 +53,9 @@ type ConsumerList struct {
 func init() {
 	SchemeBuilder.Register(&Consumer{}, &ConsumerList{})
 }
+
+// GetGatesStatus implements gates.HeldObject.
+func (c *Consumer) GetGatesStatus() *gatesapi.GatesStatus { return c.Status.Gates }
+
+// SetGatesStatus implements gates.HeldObject.
+func (c *Consumer) SetGatesStatus(st *gatesapi.GatesStatus) { c.Status.Gates = st }

@@ -92,6 +92,11 @@ type GitRepositoryStatus struct {
 	// +optional
 	ObservedIgnore *string `json:"observedIgnore,omitempty"`
 
+	// Gates says whether the object's gates hold it, and what waits behind them; absent when
+	// the object has no gates.
+	// +optional
+	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -101,6 +106,7 @@ type GitRepositoryStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Gates",type="string",JSONPath=".status.gates.state"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
 type GitRepository struct {
@@ -119,6 +125,12 @@ func (in *GitRepository) SetConditions(c []metav1.Condition) { in.Status.Conditi
 
 // GetGates implements gatesapi.Gated.
 func (in *GitRepository) GetGates() *gatesapi.Gates { return in.Spec.Gates }
+
+// GetGatesStatus returns the status of the object's gates.
+func (in *GitRepository) GetGatesStatus() *gatesapi.GatesStatus { return in.Status.Gates }
+
+// SetGatesStatus sets the status of the object's gates.
+func (in *GitRepository) SetGatesStatus(st *gatesapi.GatesStatus) { in.Status.Gates = st }
 
 // GetArtifact returns the stored artifact.
 func (in *GitRepository) GetArtifact() *meta.Artifact { return in.Status.Artifact }

@@ -134,6 +134,11 @@ type HelmChartStatus struct {
 	// +optional
 	Artifact *meta.Artifact `json:"artifact,omitempty"`
 
+	// Gates says whether the object's gates hold it, and what waits behind them; absent when
+	// the object has no gates.
+	// +optional
+	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -147,6 +152,7 @@ type HelmChartStatus struct {
 // +kubebuilder:printcolumn:name="Source Kind",type=string,JSONPath=`.spec.sourceRef.kind`
 // +kubebuilder:printcolumn:name="Source Name",type=string,JSONPath=`.spec.sourceRef.name`
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Gates",type="string",JSONPath=".status.gates.state"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
 type HelmChart struct {
@@ -165,6 +171,12 @@ func (in *HelmChart) SetConditions(c []metav1.Condition) { in.Status.Conditions 
 
 // GetGates implements gatesapi.Gated.
 func (in *HelmChart) GetGates() *gatesapi.Gates { return in.Spec.Gates }
+
+// GetGatesStatus returns the status of the object's gates.
+func (in *HelmChart) GetGatesStatus() *gatesapi.GatesStatus { return in.Status.Gates }
+
+// SetGatesStatus sets the status of the object's gates.
+func (in *HelmChart) SetGatesStatus(st *gatesapi.GatesStatus) { in.Status.Gates = st }
 
 // GetArtifact returns the stored artifact.
 func (in *HelmChart) GetArtifact() *meta.Artifact { return in.Status.Artifact }

@@ -89,6 +89,11 @@ type HelmRepositoryStatus struct {
 	// +optional
 	Artifact *meta.Artifact `json:"artifact,omitempty"`
 
+	// Gates says whether the object's gates hold it, and what waits behind them; absent when
+	// the object has no gates.
+	// +optional
+	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -98,6 +103,7 @@ type HelmRepositoryStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Gates",type="string",JSONPath=".status.gates.state"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
 type HelmRepository struct {
@@ -116,6 +122,12 @@ func (in *HelmRepository) SetConditions(c []metav1.Condition) { in.Status.Condit
 
 // GetGates implements gatesapi.Gated.
 func (in *HelmRepository) GetGates() *gatesapi.Gates { return in.Spec.Gates }
+
+// GetGatesStatus returns the status of the object's gates.
+func (in *HelmRepository) GetGatesStatus() *gatesapi.GatesStatus { return in.Status.Gates }
+
+// SetGatesStatus sets the status of the object's gates.
+func (in *HelmRepository) SetGatesStatus(st *gatesapi.GatesStatus) { in.Status.Gates = st }
 
 // GetArtifact returns the stored artifact.
 func (in *HelmRepository) GetArtifact() *meta.Artifact { return in.Status.Artifact }

@@ -105,6 +105,11 @@ type OCIRepositoryStatus struct {
 	// +optional
 	ObservedLayerSelector *OCILayerSelector `json:"observedLayerSelector,omitempty"`
 
+	// Gates says whether the object's gates hold it, and what waits behind them; absent when
+	// the object has no gates.
+	// +optional
+	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -114,6 +119,7 @@ type OCIRepositoryStatus struct {
 // +kubebuilder:resource:shortName=ocirepo
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
+// +kubebuilder:printcolumn:name="Gates",type="string",JSONPath=".status.gates.state"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
@@ -133,6 +139,12 @@ func (in *OCIRepository) SetConditions(c []metav1.Condition) { in.Status.Conditi
 
 // GetGates implements gatesapi.Gated.
 func (in *OCIRepository) GetGates() *gatesapi.Gates { return in.Spec.Gates }
+
+// GetGatesStatus returns the status of the object's gates.
+func (in *OCIRepository) GetGatesStatus() *gatesapi.GatesStatus { return in.Status.Gates }
+
+// SetGatesStatus sets the status of the object's gates.
+func (in *OCIRepository) SetGatesStatus(st *gatesapi.GatesStatus) { in.Status.Gates = st }
 
 // GetArtifact returns the stored artifact.
 func (in *OCIRepository) GetArtifact() *meta.Artifact { return in.Status.Artifact }

@@ -146,6 +146,11 @@ func (in *GitRepositoryStatus) DeepCopyInto(out *GitRepositoryStatus) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.GatesStatus)
+		(*in).DeepCopyInto(*out)
+	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
 }
 
@@ -270,6 +275,11 @@ func (in *HelmChartStatus) DeepCopyInto(out *HelmChartStatus) {
 		*out = new(meta.Artifact)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.GatesStatus)
+		(*in).DeepCopyInto(*out)
+	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
 }
 
@@ -391,6 +401,11 @@ func (in *HelmRepositoryStatus) DeepCopyInto(out *HelmRepositoryStatus) {
 	if in.Artifact != nil {
 		in, out := &in.Artifact, &out.Artifact
 		*out = new(meta.Artifact)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.GatesStatus)
 		(*in).DeepCopyInto(*out)
 	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
@@ -585,6 +600,11 @@ func (in *OCIRepositoryStatus) DeepCopyInto(out *OCIRepositoryStatus) {
 		in, out := &in.ObservedLayerSelector, &out.ObservedLayerSelector
 		*out = new(OCILayerSelector)
 		**out = **in
+	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.GatesStatus)
+		(*in).DeepCopyInto(*out)
 	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
 }

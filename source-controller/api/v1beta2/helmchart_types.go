@@ -109,6 +109,11 @@ type HelmChartStatus struct {
 	// +optional
 	Artifact *meta.Artifact `json:"artifact,omitempty"`
 
+	// Gates says whether the object's gates hold it, and what waits behind them; absent when
+	// the object has no gates.
+	// +optional
+	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -122,6 +127,7 @@ type HelmChartStatus struct {
 // +kubebuilder:printcolumn:name="Source Kind",type=string,JSONPath=`.spec.sourceRef.kind`
 // +kubebuilder:printcolumn:name="Source Name",type=string,JSONPath=`.spec.sourceRef.name`
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Gates",type="string",JSONPath=".status.gates.state"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
 type HelmChart struct {

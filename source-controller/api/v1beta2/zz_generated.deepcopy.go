@@ -122,6 +122,11 @@ func (in *HelmChartStatus) DeepCopyInto(out *HelmChartStatus) {
 		*out = new(meta.Artifact)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.GatesStatus)
+		(*in).DeepCopyInto(*out)
+	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
 }
 
@@ -314,6 +319,11 @@ func (in *OCIRepositoryStatus) DeepCopyInto(out *OCIRepositoryStatus) {
 		in, out := &in.ObservedLayerSelector, &out.ObservedLayerSelector
 		*out = new(OCILayerSelector)
 		**out = **in
+	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.GatesStatus)
+		(*in).DeepCopyInto(*out)
 	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
 }

@@ -31,6 +31,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			kind: sourcev1.GitRepositoryKind, suspended: obj.Spec.Suspend, observedGeneration: &obj.Status.ObservedGeneration,
 			interval: jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration),
 			steps:    func(ctx context.Context) (time.Duration, error) { return 0, r.reconcileSteps(ctx, obj) },
+			waiting:  func(ctx context.Context) string { return r.waitingRevision(ctx, obj) },
 		}
 	})
 }

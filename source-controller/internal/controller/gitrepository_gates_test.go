@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -49,14 +50,35 @@ func TestGitRepositoryWaitsOnItsGates(t *testing.T) {
 	g.Eventually(revision(key), 5*time.Second).Should(Equal("master@sha1:" + first))
 	g.Eventually(condition(key, gatesapi.BlockedCondition), timeout).Should(BeEmpty())
 
-	// Closed again: a new commit waits, the last artifact stays served and Ready.
+	g.Eventually(func(g Gomega) *gatesapi.GatesStatus { return getRepo(g, key).Status.Gates }, timeout).
+		Should(Equal(&gatesapi.GatesStatus{State: "open"}))
+
+	// Closed again: a new commit waits, the last artifact stays served and Ready, which says what
+	// waits; `kubectl get` shows the gate that holds it.
 	setGate(t, ns, "change-freeze", false)
 	second := repo.Commit(t, "Second", map[string]string{"a": "2"})
 	poke(t, key)
 	g.Eventually(condition(key, gatesapi.BlockedCondition), timeout).Should(Equal(blocked))
-	g.Expect(condition(key, meta.ReadyCondition)(g)).To(Equal("True|Succeeded|stored artifact for revision 'master@sha1:" + first + "'"))
+	g.Eventually(condition(key, meta.ReadyCondition), timeout).Should(Equal("True|Succeeded|stored artifact for revision 'master@sha1:" + first +
+		"'; revision 'master@sha1:" + second + "' waits for the gates: closed (change-freeze)"))
 	g.Expect(fetchArtifact(t, key)["a"]).To(Equal("1"))
+	held := getRepo(g, key).Status.Gates
+	g.Expect(held.State).To(Equal("closed (change-freeze)"))
+	g.Expect(held.WaitingRevision).To(Equal("master@sha1:" + second))
+	g.Expect(held.HeldSince).NotTo(BeNil())
+	cols, err := env.Columns(context.Background(), sourcev1.GroupVersion.WithResource("gitrepositories"), ns, "gated")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cols).To(HaveKeyWithValue("Gates", "closed (change-freeze)"))
+	g.Expect(cols["Status"]).To(ContainSubstring("waits for the gates"))
 
 	setGate(t, ns, "change-freeze", true)
 	g.Eventually(revision(key), 5*time.Second).Should(Equal("master@sha1:" + second))
+	g.Eventually(condition(key, meta.ReadyCondition), timeout).Should(Equal("True|Succeeded|stored artifact for revision 'master@sha1:" + second + "'"))
+	g.Expect(getRepo(g, key).Status.Gates).To(Equal(&gatesapi.GatesStatus{State: "open"}))
+	// Held twice (before the first artifact and for the second commit), released twice.
+	g.Eventually(eventsOf(key), timeout).Should(ContainElements(
+		"Normal Held: Reconciliation is blocked as gate '"+ns+"/change-freeze' is closed.",
+		MatchRegexp(`^Normal Released: released by its gates after waiting \d+s$`),
+	))
+	g.Expect(eventsOf(key)(g)).To(HaveEach(Not(ContainSubstring("Warning"))))
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gitauth"
+	"github.com/sluice-gitops/sluice/shared/status"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/git"
@@ -24,25 +25,11 @@ const defaultGitTimeout = 60 * time.Second
 // reconcileSource resolves the reference on the remote and, when it is not the stored
 // revision, checks it out into dir. changed is false for a no-op: the artifact is up to date.
 func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Commit, bool, error) {
-	u, err := url.Parse(obj.Spec.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ssh") {
-		return git.Commit{}, false, r.fetchFailed(obj, sourcev1.URLInvalidReason,
-			reconcile.TerminalError(fmt.Errorf("URL '%s' is not an http, https or ssh URL", obj.Spec.URL)))
-	}
-	auth, err := r.auth(ctx, obj, u, tmp)
-	if err != nil {
-		return git.Commit{}, false, r.fetchFailed(obj, sourcev1.AuthenticationFailedReason, err)
-	}
-	timeout := defaultGitTimeout
-	if obj.Spec.Timeout != nil {
-		timeout = obj.Spec.Timeout.Duration
-	}
-	gitCtx, cancel := context.WithTimeout(ctx, timeout)
+	gitCtx, cancel := context.WithTimeout(ctx, gitTimeout(obj))
 	defer cancel()
-
-	rev, err := git.Resolve(gitCtx, obj.Spec.URL, obj.Spec.Reference, auth)
+	rev, auth, reason, err := r.resolve(gitCtx, obj, tmp)
 	if err != nil {
-		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to resolve the revision of '%s': %w", obj.Spec.URL, timeoutError(gitCtx, err)))
+		return git.Commit{}, false, r.fetchFailed(obj, reason, err)
 	}
 	if art := obj.Status.Artifact; art != nil && art.Revision == rev.String() && ignoreEqual(obj.Spec.Ignore, obj.Status.ObservedIgnore) {
 		conditions.Delete(obj, sourcev1.FetchFailedCondition)
@@ -64,6 +51,52 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 	}
 	conditions.Delete(obj, sourcev1.FetchFailedCondition)
 	return commit, true, nil
+}
+
+// gitTimeout is the bound of every Git operation of one reconcile.
+func gitTimeout(obj *sourcev1.GitRepository) time.Duration {
+	if obj.Spec.Timeout != nil {
+		return obj.Spec.Timeout.Duration
+	}
+	return defaultGitTimeout
+}
+
+// resolve asks the remote which commit the reference names (ls-remote, no clone). On failure,
+// reason is the FetchFailed reason that fits it.
+func (r *GitRepositoryReconciler) resolve(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Revision, *gitauth.Auth, string, error) {
+	u, err := url.Parse(obj.Spec.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ssh") {
+		return git.Revision{}, nil, sourcev1.URLInvalidReason,
+			reconcile.TerminalError(fmt.Errorf("URL '%s' is not an http, https or ssh URL", obj.Spec.URL))
+	}
+	auth, err := r.auth(ctx, obj, u, tmp)
+	if err != nil {
+		return git.Revision{}, nil, sourcev1.AuthenticationFailedReason, err
+	}
+	rev, err := git.Resolve(ctx, obj.Spec.URL, obj.Spec.Reference, auth)
+	if err != nil {
+		return git.Revision{}, nil, gitReason(err), fmt.Errorf("failed to resolve the revision of '%s': %w", obj.Spec.URL, timeoutError(ctx, err))
+	}
+	return rev, auth, "", nil
+}
+
+// waitingRevision is, for a GitRepository its gates hold, the revision it would fetch if they
+// were open: "" when it is the stored one or cannot be told (the error is only logged, the
+// held source is not failing).
+func (r *GitRepositoryReconciler) waitingRevision(ctx context.Context, obj *sourcev1.GitRepository) string {
+	tmp := &scratchDir{pattern: "gitrepository-*"}
+	defer tmp.remove()
+	gitCtx, cancel := context.WithTimeout(ctx, gitTimeout(obj))
+	defer cancel()
+	rev, _, _, err := r.resolve(gitCtx, obj, tmp)
+	if err != nil {
+		log.FromContext(ctx).Info("held by its gates; the remote revision is not known", "error", status.Redact(err.Error()))
+		return ""
+	}
+	if art := obj.Status.Artifact; art != nil && art.Revision == rev.String() {
+		return ""
+	}
+	return rev.String()
 }
 
 // reconcileArtifact archives the checkout and makes it the served artifact.

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
-	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -29,8 +28,7 @@ const ControllerName = "source-controller"
 
 // source is what the steps every source kind shares need from an object.
 type source interface {
-	conditions.Setter
-	gatesapi.Gated
+	gates.HeldObject
 	GetArtifact() *meta.Artifact
 	SetArtifact(*meta.Artifact)
 	GetRequestStatus() *meta.ReconcileRequestStatus
@@ -67,6 +65,9 @@ type sourceKind struct {
 	// Ready (failed); a step that waits records why (markFailure), returns no error and says how
 	// soon to look again (requeueAfter; 0 is the interval).
 	steps func(ctx context.Context) (requeueAfter time.Duration, err error)
+	// waiting tells, while the gates hold a source that has an artifact, the newer revision they
+	// keep back ("" when there is none or it cannot be told cheaply); nil: not told.
+	waiting func(ctx context.Context) string
 }
 
 // reconcile is the reconcile of every source kind: read the object (describe tells the
@@ -91,15 +92,20 @@ func (r *SourceReconciler) reconcile(ctx context.Context, req ctrl.Request, obj 
 		return ctrl.Result{}, err
 	}
 	r.reconcileStorage(ctx, obj)
-	open, err := gates.Hold(ctx, r.Client, obj, obj.GetArtifact() == nil)
+	holder := gates.Holder{Reader: r.Client, EventRecorder: r.EventRecorder}
+	open, err := holder.Hold(ctx, obj, obj.GetArtifact() == nil)
 	if err != nil {
 		return ctrl.Result{RequeueAfter: k.interval}, err
 	}
 	if !open {
-		// Nothing new is fetched: the stored artifact stays served, and Ready says so. Without
-		// one, Hold made Ready=False GateClosed.
+		// Nothing new is fetched: the stored artifact stays served, and Ready says so, and what
+		// waits. Without one, Hold made Ready=False GateClosed.
 		if obj.GetArtifact() != nil {
+			if k.waiting != nil {
+				gates.Waiting(obj, k.waiting(ctx))
+			}
 			markReady(obj, k.ready)
+			gates.MarkHeldReady(obj)
 		}
 		return ctrl.Result{RequeueAfter: k.interval}, nil
 	}
