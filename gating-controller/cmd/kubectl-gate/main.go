@@ -45,6 +45,7 @@ func newRootCmd() *cobra.Command {
 		newRequestCmd(flags, closeRequest),
 		newStatusCmd(flags),
 		newWaitCmd(flags),
+		newUICmd(flags),
 	)
 	return root
 }

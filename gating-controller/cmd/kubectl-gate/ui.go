@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+)
+
+func newUICmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	var (
+		address       string
+		allNamespaces bool
+		fixedNow      string
+	)
+	cmd := &cobra.Command{
+		Use:   "ui",
+		Short: "Serve a read-only web page of the gates, their timeline, history and waiting objects",
+		Long: `Serve a local, read-only web page that shows the gates of the namespace (-A for all
+namespaces): their state and its cause, when a request ends, the openings and closings of the
+next 14 days, their history, and the objects waiting behind them. The page refreshes itself
+every 2 seconds.
+
+The page reads the cluster with your kubeconfig and only gets and lists: what your RBAC does not
+let you list is left out, and the page says which kinds.`,
+		Example: `  kubectl gate ui -n flux-system
+  kubectl gate ui -A --address 127.0.0.1:0`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			now, err := uiClock(fixedNow)
+			if err != nil {
+				return err
+			}
+			s, err := newSession(flags)
+			if err != nil {
+				return err
+			}
+			dyn, err := dynamic.NewForConfig(s.config)
+			if err != nil {
+				return err
+			}
+			d := &dashboard{client: s.client, dynamic: dyn, namespace: s.namespace, now: now}
+			if allNamespaces {
+				d.namespace = ""
+			}
+			return serveUI(cmd.Context(), cmd, address, d)
+		},
+	}
+	cmd.Flags().StringVar(&address, "address", "127.0.0.1:8090", "Address to serve the page on; port 0 picks a free port.")
+	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "Show the gates of all namespaces.")
+	// Tests need a fixed "now" to show a timeline that does not move with the calendar.
+	cmd.Flags().StringVar(&fixedNow, "now", "", "The instant the page takes as now, RFC 3339 (for tests).")
+	_ = cmd.Flags().MarkHidden("now")
+	return cmd
+}
+
+// uiClock is the clock of the page: the real one, or the fixed instant of --now.
+func uiClock(fixed string) (func() time.Time, error) {
+	if fixed == "" {
+		return time.Now, nil
+	}
+	t, err := time.Parse(time.RFC3339, fixed)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --now %q: %w", fixed, err)
+	}
+	return func() time.Time { return t }, nil
+}
+
+// serveUI serves the page until ctx ends (Ctrl-C).
+func serveUI(ctx context.Context, cmd *cobra.Command, address string, d *dashboard) error {
+	ln, err := net.Listen("tcp", address)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: newUIHandler(d), ReadHeaderTimeout: 10 * time.Second}
+	scope := fmt.Sprintf("namespace %q", d.namespace)
+	if d.namespace == "" {
+		scope = "all namespaces"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "Serving the gates of %s at http://%s/ (Ctrl-C to stop)\n", scope, ln.Addr())
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	err = srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		<-done
+		return nil
+	}
+	return err
+}

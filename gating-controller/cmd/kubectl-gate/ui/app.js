@@ -1,0 +1,139 @@
+// The gate dashboard: polls /api/state and draws it. Every value from the cluster goes into the
+// page as text (textContent), never as HTML.
+"use strict";
+
+const pollInterval = 2000;
+
+// el makes an element with a class and text, and appends the children given.
+function el(tag, className, text, ...children) {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined && text !== null) e.textContent = text;
+  for (const c of children) e.appendChild(c);
+  return e;
+}
+
+// table makes a table of rows; cellClass may give a cell a class from its column and value.
+function table(headers, rows, cellClass) {
+  const head = el("tr", "");
+  for (const h of headers) head.appendChild(el("th", "", h));
+  const body = el("tbody", "");
+  for (const row of rows) {
+    const tr = el("tr", "");
+    row.forEach((v, i) => tr.appendChild(el("td", cellClass ? cellClass(i, v) : "", v)));
+    body.appendChild(tr);
+  }
+  return el("table", "", null, el("thead", "", null, head), body);
+}
+
+function stateClass(column) {
+  return (i, v) => (i === column && (v === "opened" || v === "closed") ? v : "");
+}
+
+function details(gate) {
+  const dl = el("dl", "");
+  const add = (label, value, className) => {
+    dl.appendChild(el("dt", "", label));
+    dl.appendChild(el("dd", className || "", value));
+  };
+  add("Cause", gate.cause);
+  if (gate.warning) add("Warning", gate.warning, "warning");
+  add("Default", gate.default);
+  add("Request", gate.request);
+  add("Request ends", gate.requestEnd);
+  add("Next transition", gate.nextTransitionAt);
+  for (const p of gate.pending) add("Pending", p, "pending");
+  return dl;
+}
+
+function timeline(gate, days) {
+  const part = el("section", "timeline", null, el("h3", "", `Next ${days} days`));
+  if (gate.keepers.length === 0) {
+    part.appendChild(el("p", "note", "No GateKeeper: the gate changes only on request."));
+  } else {
+    const ul = el("ul", "keepers");
+    for (const k of gate.keepers) {
+      ul.appendChild(el("li", k.error ? "warning" : "",
+        `GateKeeper ${k.name} (${k.timeZone})` + (k.error ? `: ${k.error}` : "")));
+    }
+    part.appendChild(ul);
+  }
+  if (gate.timelineNote) part.appendChild(el("p", "note", gate.timelineNote));
+  if (gate.timeline.length === 0) {
+    part.appendChild(el("p", "empty", `No opening or closing in the next ${days} days.`));
+  } else {
+    part.appendChild(table(["When (schedule's zone)", "Zone", "UTC", "Becomes", "Cause"],
+      gate.timeline.map((t) => [t.local, t.zone, t.at, t.state, t.cause]), stateClass(3)));
+  }
+  return part;
+}
+
+function waiting(gate) {
+  const part = el("section", "waiting", null, el("h3", "", "Waiting behind the gate"));
+  if (gate.waiting.length === 0) {
+    part.appendChild(el("p", "empty", "No object names this gate in spec.gates."));
+    return part;
+  }
+  part.appendChild(table(["Kind", "Object", "Gates", "Waiting revision", "Held since"],
+    gate.waiting.map((w) => [w.kind, `${w.namespace}/${w.name}`, w.state, w.waitingRevision, w.heldSince])));
+  return part;
+}
+
+function history(gate) {
+  const part = el("section", "history", null, el("h3", "", "History"));
+  if (gate.history.length === 0) {
+    part.appendChild(el("p", "empty", "No change of state yet."));
+    return part;
+  }
+  part.appendChild(table(["When", "State", "Cause", "Requested by", "Reason"],
+    gate.history.map((h) => [h.time, h.state, h.cause, h.requestedBy, h.reason]), stateClass(1)));
+  return part;
+}
+
+function gateCard(gate, days) {
+  const id = `${gate.namespace}/${gate.name}`;
+  const card = el("article", "gate", null,
+    el("h2", "", null, el("span", "name", id), el("span", `badge ${gate.state}`, gate.state)),
+    details(gate), timeline(gate, days), waiting(gate), history(gate));
+  card.dataset.gate = id;
+  return card;
+}
+
+function render(state) {
+  document.getElementById("scope").textContent =
+    state.namespace ? `in ${state.namespace}` : "in all namespaces";
+  document.getElementById("updated").textContent = `Updated ${state.now}.`;
+
+  const skipped = document.getElementById("skipped");
+  skipped.replaceChildren();
+  skipped.hidden = state.skipped.length === 0;
+  if (!skipped.hidden) {
+    const ul = el("ul", "");
+    for (const s of state.skipped) ul.appendChild(el("li", "", `${s.kind}: ${s.reason}`));
+    skipped.append(el("strong", "", "Not shown:"), ul);
+  }
+
+  const gates = document.getElementById("gates");
+  if (state.gates.length === 0) {
+    gates.replaceChildren(el("p", "empty", "No gates found."));
+    return;
+  }
+  gates.replaceChildren(...state.gates.map((g) => gateCard(g, state.timelineDays)));
+}
+
+async function poll() {
+  const error = document.getElementById("error");
+  try {
+    const res = await fetch("api/state", { cache: "no-store" });
+    if (!res.ok) throw new Error(`${res.status} ${(await res.text()).trim()}`);
+    render(await res.json());
+    error.hidden = true;
+  } catch (e) {
+    // Keep the last good page, and say that it is stale.
+    error.textContent = `Cannot refresh: ${e.message}`;
+    error.hidden = false;
+  }
+  setTimeout(poll, pollInterval);
+}
+
+poll();

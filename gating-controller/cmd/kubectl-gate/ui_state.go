@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+)
+
+// dashboard assembles what the page shows, with the user's own credentials, on each poll.
+type dashboard struct {
+	client  client.Client
+	dynamic dynamic.Interface
+	// namespace is the namespace shown; empty for all namespaces.
+	namespace string
+	now       func() time.Time
+}
+
+// uiState is the JSON of /api/state.
+type uiState struct {
+	Now          string   `json:"now"`
+	Namespace    string   `json:"namespace"` // empty for all namespaces
+	TimelineDays int      `json:"timelineDays"`
+	Gates        []uiGate `json:"gates"`
+	// Skipped are the kinds the page could not list (not installed, or forbidden to the user).
+	Skipped []uiSkipped `json:"skipped"`
+}
+
+type uiGate struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// State is opened, closed, or unknown until the gating-controller has evaluated the gate.
+	State            string `json:"state"`
+	Cause            string `json:"cause"`             // the Cause line of `kubectl gate status NAME`
+	Warning          string `json:"warning,omitempty"` // a GateKeeper that cannot be evaluated
+	Default          string `json:"default"`
+	Request          string `json:"request"`
+	RequestEnd       string `json:"requestEnd"`
+	NextTransitionAt string `json:"nextTransitionAt"`
+	// Pending are requests written to the gate's annotations that the controller has not handled.
+	Pending      []string       `json:"pending"`
+	Keepers      []uiKeeper     `json:"keepers"`
+	Timeline     []uiTransition `json:"timeline"`
+	TimelineNote string         `json:"timelineNote,omitempty"`
+	History      []uiHistory    `json:"history"`
+	Waiting      []uiWaiting    `json:"waiting"`
+}
+
+type uiKeeper struct {
+	Name     string `json:"name"`
+	TimeZone string `json:"timeZone"`
+	Error    string `json:"error,omitempty"`
+}
+
+type uiHistory struct {
+	Time        string `json:"time"`
+	State       string `json:"state"`
+	Cause       string `json:"cause"`
+	RequestedBy string `json:"requestedBy"`
+	Reason      string `json:"reason"`
+}
+
+type uiSkipped struct {
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+// state reads the gates, their keepers and the gated objects, and puts them together.
+func (d *dashboard) state(ctx context.Context) (*uiState, error) {
+	now := d.now()
+	st := &uiState{Now: formatTime(now), Namespace: d.namespace, TimelineDays: timelineDays,
+		Gates: []uiGate{}, Skipped: []uiSkipped{}}
+
+	gates := &gatingv1alpha1.GateList{}
+	if err := d.client.List(ctx, gates, d.inNamespace()...); err != nil {
+		return nil, fmt.Errorf("listing gates: %w", err)
+	}
+	keepers, skipped := d.keepers(ctx)
+	st.Skipped = append(st.Skipped, skipped...)
+	waiting, skipped := d.waiting(ctx)
+	st.Skipped = append(st.Skipped, skipped...)
+
+	sort.Slice(gates.Items, func(i, j int) bool {
+		a, b := gates.Items[i], gates.Items[j]
+		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.Name < b.Name
+	})
+	for i := range gates.Items {
+		gate := &gates.Items[i]
+		key := types.NamespacedName{Namespace: gate.Namespace, Name: gate.Name}
+		st.Gates = append(st.Gates, newUIGate(gate, keepers[key], waiting[key], now))
+	}
+	return st, nil
+}
+
+func (d *dashboard) inNamespace() []client.ListOption {
+	if d.namespace == "" {
+		return nil
+	}
+	return []client.ListOption{client.InNamespace(d.namespace)}
+}
+
+// keepers lists the GateKeepers by the gate they keep. Without them the timeline is the
+// default and the requests only, and the page says so.
+func (d *dashboard) keepers(ctx context.Context) (map[types.NamespacedName][]gatingv1alpha1.GateKeeper, []uiSkipped) {
+	list := &gatingv1alpha1.GateKeeperList{}
+	if err := d.client.List(ctx, list, d.inNamespace()...); err != nil {
+		return nil, []uiSkipped{{Kind: gatingv1alpha1.GateKeeperKind,
+			Reason: skipReason(err) + ": the timeline leaves their schedules out"}}
+	}
+	byGate := map[types.NamespacedName][]gatingv1alpha1.GateKeeper{}
+	for _, gk := range list.Items {
+		key := types.NamespacedName{Namespace: gk.Namespace, Name: gk.Spec.Gate}
+		byGate[key] = append(byGate[key], gk)
+	}
+	return byGate, nil
+}
+
+func newUIGate(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, waiting []uiWaiting, now time.Time) uiGate {
+	g := uiGate{
+		Namespace:        gate.Namespace,
+		Name:             gate.Name,
+		State:            stateWord(gate),
+		Cause:            stateCause(gate),
+		Warning:          keeperFailed(gate),
+		Default:          string(gate.Spec.DefaultState()),
+		Request:          describeRequest(gate.Status.Request),
+		RequestEnd:       requestEnd(gate),
+		NextTransitionAt: timeOrDash(gate.Status.NextTransitionAt),
+		Pending:          pendingRequests(gate),
+		History:          []uiHistory{},
+		Waiting:          waiting,
+	}
+	if g.Waiting == nil {
+		g.Waiting = []uiWaiting{}
+	}
+	g.Keepers, g.Timeline, g.TimelineNote = gateTimeline(gate, keepers, now)
+	for _, t := range gate.Status.History {
+		state := "closed"
+		if t.Opened {
+			state = "opened"
+		}
+		g.History = append(g.History, uiHistory{Time: formatTime(t.Time.Time), State: state,
+			Cause: orDash(t.Cause), RequestedBy: orDash(t.RequestedBy), Reason: orDash(oneLine(t.Reason))})
+	}
+	return g
+}
+
+// skipReason says in a few words why a kind could not be listed.
+func skipReason(err error) string {
+	switch {
+	case apierrors.IsForbidden(err):
+		return "forbidden: your RBAC does not let you list them"
+	case apierrors.IsNotFound(err):
+		return "not installed in the cluster"
+	default:
+		return err.Error()
+	}
+}

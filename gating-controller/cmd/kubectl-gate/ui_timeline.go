@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
+)
+
+const (
+	// timelineDays is how far ahead the page shows openings and closings.
+	timelineDays = 14
+	// maxKeeperTransitions bounds the changes taken from one keeper, so that a schedule that
+	// changes every minute makes a short note rather than a page of thousands of lines.
+	maxKeeperTransitions = 200
+)
+
+// uiTransition is one opening or closing of a gate in the coming days.
+type uiTransition struct {
+	At    string `json:"at"`    // UTC, RFC 3339
+	Local string `json:"local"` // in Zone, as the schedule reads
+	Zone  string `json:"zone"`
+	State string `json:"state"` // opened or closed from At on
+	Cause string `json:"cause"` // request, gatekeeper/<name> or default, as in the history
+}
+
+// timelineKeeper is a parsed GateKeeper of the gate.
+type timelineKeeper struct {
+	name     string
+	schedule *schedule.Keeper
+}
+
+// timelineInputs is what the state of a gate depends on, in the order of docs/gate.md ("The state
+// of a gate"): the request in force, else its GateKeepers (closed beats opened), else its default.
+type timelineInputs struct {
+	def         gatingv1alpha1.GateState
+	request     *gatingv1alpha1.GateRequest
+	requestedAt *time.Time
+	resetAt     *time.Time
+	keepers     []timelineKeeper
+}
+
+func (in timelineInputs) stateAt(t time.Time) (gatingv1alpha1.GateState, string) {
+	if in.request != nil && in.requestedAt != nil && !t.Before(*in.requestedAt) &&
+		(in.resetAt == nil || t.Before(*in.resetAt)) {
+		return in.request.State, "request"
+	}
+	opened := ""
+	for _, k := range in.keepers {
+		switch k.schedule.Holds(t) {
+		case gatingv1alpha1.ActiveClosed:
+			return gatingv1alpha1.GateClosed, "gatekeeper/" + k.name
+		case gatingv1alpha1.ActiveOpened:
+			if opened == "" {
+				opened = k.name
+			}
+		}
+	}
+	if opened != "" {
+		return gatingv1alpha1.GateOpened, "gatekeeper/" + opened
+	}
+	return in.def, "default"
+}
+
+// gateTimeline lists the gate's keepers and the changes of its state over the next
+// timelineDays, each shown in the time zone of the schedule that makes it (UTC for a request's
+// end). A keeper that cannot be evaluated leaves the timeline empty with a note: the gate is held
+// closed until it is fixed, whatever the schedules say.
+func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, now time.Time) ([]uiKeeper, []uiTransition, string) {
+	sort.Slice(keepers, func(i, j int) bool { return keepers[i].Name < keepers[j].Name })
+	in := timelineInputs{def: gate.Spec.DefaultState(), request: gate.Status.Request}
+	if t := gate.Status.RequestedAt; t != nil {
+		in.requestedAt = &t.Time
+	}
+	if t := gate.Status.ResetToDefaultAt; t != nil {
+		in.resetAt = &t.Time
+	}
+	shown := []uiKeeper{}
+	var broken []string
+	for _, gk := range keepers {
+		k := uiKeeper{Name: gk.Name, TimeZone: orDefault(gk.Spec.TimeZone, "UTC")}
+		s, err := schedule.Parse(gk.Spec)
+		if err != nil {
+			k.Error = oneLine(err.Error())
+			broken = append(broken, fmt.Sprintf("'%s'", gk.Name))
+		} else {
+			in.keepers = append(in.keepers, timelineKeeper{name: gk.Name, schedule: s})
+		}
+		shown = append(shown, k)
+	}
+	if len(broken) > 0 {
+		return shown, []uiTransition{}, fmt.Sprintf("GateKeeper %s cannot be evaluated: no timeline until it is fixed",
+			strings.Join(broken, ", "))
+	}
+
+	// The instants at which the state may change, with the zone to show each in.
+	until := now.Add(timelineDays * 24 * time.Hour)
+	type change struct {
+		at   time.Time
+		zone *time.Location
+	}
+	var changes []change
+	note := ""
+	if in.resetAt != nil && in.resetAt.After(now) && in.resetAt.Before(until) {
+		changes = append(changes, change{at: *in.resetAt, zone: time.UTC})
+	}
+	for _, k := range in.keepers {
+		ts, complete := k.schedule.Transitions(now, until, maxKeeperTransitions)
+		if !complete {
+			note = fmt.Sprintf("GateKeeper '%s' changes more than %d times in %d days: the timeline stops at its last one shown",
+				k.name, maxKeeperTransitions, timelineDays)
+			if last := ts[len(ts)-1].At.Add(time.Nanosecond); last.Before(until) {
+				until = last
+			}
+		}
+		for _, t := range ts {
+			changes = append(changes, change{at: t.At, zone: k.schedule.Location()})
+		}
+	}
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
+
+	timeline := []uiTransition{}
+	state, _ := in.stateAt(now)
+	for _, c := range changes {
+		if !c.at.Before(until) {
+			break
+		}
+		s, cause := in.stateAt(c.at)
+		if s == state {
+			continue // a change hidden by a request or by another keeper
+		}
+		state = s
+		timeline = append(timeline, uiTransition{At: formatTime(c.at), Local: c.at.In(c.zone).Format("Mon 2 Jan 2006 15:04 MST"),
+			Zone: c.zone.String(), State: string(s), Cause: cause})
+	}
+	return shown, timeline, note
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
