@@ -108,14 +108,14 @@ func applyDemo(ctx context.Context, c client.Client, objects []*unstructured.Uns
 	return nil
 }
 
-// waitReady waits until every object but the namespaces has Ready=True for its current
+// waitReady waits until every object of the Sluice kinds has Ready=True for its current
 // generation, and returns those that did not in time, with their Ready message.
 func waitReady(ctx context.Context, c client.Client, objects []*unstructured.Unstructured, timeout time.Duration) []string {
 	deadline := time.Now().Add(timeout)
 	for {
 		var pending []string
 		for _, o := range objects {
-			if o.GetKind() == "Namespace" {
+			if builtIn(o) {
 				continue
 			}
 			if ok, msg := ready(ctx, c, o); !ok {
@@ -127,6 +127,13 @@ func waitReady(ctx context.Context, c client.Client, objects []*unstructured.Uns
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// builtIn reports whether o is of a Kubernetes kind (the core group, a group without a dot such
+// as apps, or one of *.k8s.io such as RBAC's): those have no Ready condition to wait for.
+func builtIn(o *unstructured.Unstructured) bool {
+	group := o.GroupVersionKind().Group
+	return !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io")
 }
 
 // ready reads o and reports whether its Ready condition is True for its generation.

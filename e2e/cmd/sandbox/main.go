@@ -39,7 +39,18 @@ func run(ctx context.Context, bin, state, examples string) (err error) {
 	if err := os.RemoveAll(state); err != nil {
 		return err
 	}
-	tb := harness.NewMainTB(os.Stderr)
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return err
+	}
+	// What the test servers log (git http-backend's errors, such as "Not a git repository" for a
+	// clone of a repository that does not exist) goes to a log of its own, as the controllers'
+	// does, not into the shell running `make dev`.
+	gitLog, err := os.Create(filepath.Join(state, "git-server.log"))
+	if err != nil {
+		return err
+	}
+	defer gitLog.Close()
+	tb := harness.NewMainTB(gitLog)
 	defer tb.Close()
 	repo, err := serveRepository(tb, filepath.Join(examples, "repository"))
 	if err != nil {
@@ -98,9 +109,10 @@ Sluice is running, with the demo in the namespace sluice-demo.
   kubeconfig:       %[1]s/kubeconfig
   demo repository:  %[2]s  (also in %[1]s/git-url; push to it, no credentials)
   gate receiver:    %[3]s/gates/<namespace>/<name>/open|close  (also in %[1]s/receiver-url)
-  logs:             %[1]s/<controller>.log
+  logs:             %[1]s/<controller>.log, kube-controller-manager.log, git-server.log
 
 `, state, gitURL, receiverURL)
+	fmt.Printf("  %-24s namespaces finish deleting, owners' dependents are garbage-collected\n", sys.ControllerManager.Name)
 	for _, c := range sys.Controllers {
 		fmt.Printf("  %-24s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
 		if c.StorageAddr != "" {
