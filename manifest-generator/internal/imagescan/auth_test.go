@@ -1,0 +1,133 @@
+package imagescan
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	. "github.com/onsi/gomega"
+
+	"github.com/sluice-gitops/sluice/shared/testserver"
+)
+
+// dockerConfigJSON is the data of a kubernetes.io/dockerconfigjson Secret.
+func dockerConfigJSON(registry, username, password string) map[string][]byte {
+	auth := base64.StdEncoding.EncodeToString([]byte(username + ":" + password))
+	return map[string][]byte{
+		DockerConfigJSONKey: fmt.Appendf(nil, `{"auths":{%q:{"auth":%q}}}`, registry, auth),
+	}
+}
+
+func TestBasicAuthThroughPullSecrets(t *testing.T) {
+	g := NewWithT(t)
+	reg := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "bot", Password: "s3cret"})
+	pushImage(t, reg, "team/app", "1.0.0", epoch)
+	pushImage(t, reg, "team/app", "1.1.0", epoch.Add(time.Hour))
+	repo := repository(t, reg.Host(), "team/app")
+	ctx := context.Background()
+	s := New(Config{Now: newClock().Now})
+
+	// Without credentials the registry refuses.
+	_, err := s.Tags(ctx, repo, Options{})
+	g.Expect(err).To(MatchError(ContainSubstring("UNAUTHORIZED")))
+
+	// A wrong secret for another registry first, then a wrong password for a
+	// longer path of another repository, then the right one for the host:
+	// the host's entry is the one that matches.
+	k, err := KeychainFromSecrets(
+		dockerConfigJSON("ghcr.io", "x", "y"),
+		dockerConfigJSON(reg.Host()+"/other", "bot", "wrong"),
+		dockerConfigJSON("https://"+reg.Host()+"/v2/", "bot", "s3cret"),
+	)
+	g.Expect(err).NotTo(HaveOccurred())
+	tags, err := s.Tags(ctx, repo, Options{Keychain: k})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tags).To(ConsistOf("1.0.0", "1.1.0"))
+	got, err := s.Newest(ctx, repo, mustFilter(t, "*"), Options{Keychain: k})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(Equal("1.1.0"))
+
+	// The list cached for the credentials is not handed to a caller
+	// without them.
+	_, err = s.Tags(ctx, repo, Options{})
+	g.Expect(err).To(MatchError(ContainSubstring("UNAUTHORIZED")))
+
+	// The first secret wins for the same registry.
+	k, err = KeychainFromSecrets(
+		dockerConfigJSON(reg.Host(), "bot", "wrong"),
+		dockerConfigJSON(reg.Host(), "bot", "s3cret"),
+	)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = s.Tags(ctx, repo, Options{Keychain: k})
+	g.Expect(err).To(MatchError(ContainSubstring("UNAUTHORIZED")))
+
+	// Auth given directly.
+	_, err = s.Tags(ctx, repo, Options{Auth: &authn.Basic{Username: "bot", Password: "s3cret"}})
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+func TestKeychainFromSecrets(t *testing.T) {
+	g := NewWithT(t)
+	k, err := KeychainFromSecrets(
+		map[string][]byte{DockerCfgKey: []byte(`{"https://index.docker.io/v1/":{"username":"hub","password":"p"}}`)},
+		dockerConfigJSON("registry.example.com/team", "team", "t"),
+		dockerConfigJSON("registry.example.com", "all", "a"),
+	)
+	g.Expect(err).NotTo(HaveOccurred())
+	for ref, user := range map[string]string{
+		"nginx":                                  "hub",
+		"docker.io/library/nginx":                "hub",
+		"registry.example.com/team/app":          "team",
+		"registry.example.com/teamx/app":         "all",
+		"registry.example.com/other":             "all",
+		"registry.example.com:5000/team/app":     "",
+		"other.example.com/registry.example.com": "",
+	} {
+		repo, err := parseRepo(ref)
+		g.Expect(err).NotTo(HaveOccurred())
+		auth, err := authn.Resolve(context.Background(), k, repo)
+		g.Expect(err).NotTo(HaveOccurred())
+		cfg, err := authn.Authorization(context.Background(), auth)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cfg.Username).To(Equal(user), ref)
+	}
+
+	_, err = KeychainFromSecrets(map[string][]byte{"token": []byte("x")})
+	g.Expect(err).To(MatchError(`image pull secret 1: no .dockerconfigjson or .dockercfg key`))
+	_, err = KeychainFromSecrets(dockerConfigJSON("a", "b", "c"), map[string][]byte{DockerConfigJSONKey: []byte(`{"auths":`)})
+	g.Expect(err).To(MatchError(ContainSubstring("image pull secret 2: .dockerconfigjson: unexpected end of JSON input")))
+}
+
+func TestTLSThroughTransport(t *testing.T) {
+	g := NewWithT(t)
+	reg := testserver.NewRegistry(t, testserver.RegistryOptions{TLS: true})
+	pushImage(t, reg, "app", "1.0.0", epoch)
+	repo := repository(t, reg.Host(), "app")
+	ctx := context.Background()
+	s := New(Config{Now: newClock().Now})
+
+	// The test CA is not trusted by default.
+	_, err := s.Tags(ctx, repo, Options{Transport: http.DefaultTransport.(*http.Transport).Clone()})
+	g.Expect(err).To(HaveOccurred())
+
+	tags, err := s.Tags(ctx, repo, Options{Transport: reg.Transport()})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tags).To(ConsistOf("1.0.0"))
+	got, err := s.Newest(ctx, repo, mustFilter(t, "*"), Options{Transport: reg.Transport()})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(Equal("1.0.0"))
+}
+
+func TestInsecure(t *testing.T) {
+	g := NewWithT(t)
+	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
+	pushImage(t, reg, "app", "1.0.0", epoch)
+	s := New(Config{Now: newClock().Now})
+	tags, err := s.Tags(context.Background(), repository(t, reg.Host(), "app"), Options{Insecure: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tags).To(ConsistOf("1.0.0"))
+}

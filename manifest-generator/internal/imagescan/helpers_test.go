@@ -1,0 +1,127 @@
+package imagescan
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/sluice-gitops/sluice/shared/testserver"
+)
+
+// epoch is a fixed base for creation times and the fake clock.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// fakeClock is the Scanner's clock in tests, moved by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{now: epoch} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// newImage is a random single-layer image created at created.
+func newImage(t testing.TB, created time.Time) v1.Image {
+	t.Helper()
+	img, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err = mutate.CreatedAt(img, v1.Time{Time: created})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// pushImage pushes a new image created at created to reg as repo:tag and
+// returns its digest.
+func pushImage(t testing.TB, reg *testserver.Registry, repo, tag string, created time.Time) v1.Hash {
+	t.Helper()
+	img := newImage(t, created)
+	ref, err := name.NewTag(reg.Host() + "/" + repo + ":" + tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img, reg.RemoteOptions()...); err != nil {
+		t.Fatalf("pushing %s: %v", ref, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// pushIndex pushes an image index of the given platforms ("os/arch"), each
+// image created at its time, and returns the index's digest.
+func pushIndex(t testing.TB, reg *testserver.Registry, repo, tag string, platforms map[string]time.Time, order []string) v1.Hash {
+	t.Helper()
+	var adds []mutate.IndexAddendum
+	for _, p := range order {
+		platform, err := v1.ParsePlatform(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adds = append(adds, mutate.IndexAddendum{
+			Add:        newImage(t, platforms[p]),
+			Descriptor: v1.Descriptor{Platform: platform},
+		})
+	}
+	idx := mutate.AppendManifests(empty.Index, adds...)
+	ref, err := name.NewTag(reg.Host() + "/" + repo + ":" + tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(ref, idx, reg.RemoteOptions()...); err != nil {
+		t.Fatalf("pushing %s: %v", ref, err)
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func repository(t testing.TB, host, repo string) name.Repository {
+	t.Helper()
+	r, err := name.NewRepository(host + "/" + repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// countingClient counts the requests a client sends, as a transport under
+// the Scanner: a check of Stats from outside.
+type countingClient struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (c *countingClient) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(req)
+}
+
+func parseRepo(ref string) (name.Repository, error) { return name.NewRepository(ref) }
