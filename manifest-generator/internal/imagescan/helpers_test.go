@@ -2,6 +2,10 @@ package imagescan
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -125,3 +129,22 @@ func (c *countingClient) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func parseRepo(ref string) (name.Repository, error) { return name.NewRepository(ref) }
+
+// proxy puts handler in front of the real registry: handler answers what
+// it wants and passes the rest to next. It returns the proxy's host, to
+// name repositories by.
+func proxy(t testing.TB, reg *testserver.Registry, handler func(w http.ResponseWriter, r *http.Request, next http.Handler)) string {
+	t.Helper()
+	target, err := url.Parse("http://" + reg.Host())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handler(w, r, next)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+func isTagList(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/tags/list") }
