@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/build"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/controller"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/imagescan"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 )
 
@@ -40,6 +41,7 @@ func main() {
 		applyConcurrency int
 		runnerSocket     string
 		localRunnerUsers string
+		scanConfig       imagescan.Config
 	)
 	opts.BindFlags(pflag.CommandLine, true)
 	pflag.StringVar(&buildOpts.StoragePath, "storage-path", "/data", "The directory of the source checkouts.")
@@ -59,6 +61,11 @@ func main() {
 	pflag.Int64Var(&buildOpts.Limits.MaxOutput, "max-generation-output-size", fluxyaml.DefaultMaxGenerationOutput,
 		"The total standard output, in bytes, of the generators of one ManifestGeneration; 0 is no limit.")
 	pflag.IntVar(&buildOpts.Limits.MaxObjects, "max-objects", fluxyaml.DefaultMaxObjects, "The number of objects one ManifestGeneration may produce; 0 is no limit.")
+	pflag.DurationVar(&scanConfig.Interval, "registry-poll-interval", imagescan.DefaultInterval,
+		"How long the tag list of an image repository is used by the automated releases before it is listed again; "+
+			"a repository is listed once per interval whatever the number of workloads and ManifestGenerations that use it.")
+	pflag.IntVar(&scanConfig.MaxConcurrent, "registry-concurrency", imagescan.DefaultMaxConcurrent,
+		"The number of registry requests of the automated releases in flight at once, over all registries.")
 	pflag.Parse()
 	buildOpts.Limits.Names = fluxyaml.LimitNames{Generators: "--max-generators", Output: "--max-generation-output-size", Objects: "--max-objects"}
 
@@ -92,6 +99,7 @@ func main() {
 			DefaultServiceAccount: opts.DefaultServiceAccount, ControllerNamespace: os.Getenv(bootstrap.RuntimeNamespaceEnv),
 		},
 		RequeueDependency: opts.RequeueDependency, ApplyConcurrency: applyConcurrency, Metrics: &readiness,
+		Scanner: imagescan.New(scanConfig),
 	}
 	bootstrap.Exit(generation.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestGeneration controller")
 	update := &controller.ManifestUpdateReconciler{

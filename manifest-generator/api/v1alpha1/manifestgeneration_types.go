@@ -95,6 +95,11 @@ type ManifestGenerationSpec struct {
 	// Gates hold the ManifestGeneration on its last applied revision while they are closed.
 	// +optional
 	Gates *gatesapi.Gates `json:"gates,omitempty"`
+
+	// Automation releases newer image tags to the workloads annotated `fluxcd.io/automated:
+	// "true"`, through ManifestUpdates; off when unset.
+	// +optional
+	Automation *Automation `json:"automation,omitempty"`
 }
 
 // SourceReference names the source of a ManifestGeneration in its own namespace.
@@ -136,7 +141,7 @@ type ManifestGenerationStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready, Reconciling, Stalled, Blocked.
+	// Conditions: Ready, Reconciling, Stalled, Blocked, AutomationFailed.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
@@ -161,6 +166,11 @@ type ManifestGenerationStatus struct {
 	// the object has no gates.
 	// +optional
 	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
+
+	// Automation is what the last registry scan found and released; absent without
+	// spec.automation.
+	// +optional
+	Automation *AutomationStatus `json:"automation,omitempty"`
 
 	meta.ReconcileRequestStatus `json:",inline"`
 }

@@ -23,6 +23,7 @@ import (
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/build"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/imagescan"
 )
 
 // ControllerName is the field manager, event source and metrics name of the controller.
@@ -53,14 +54,21 @@ type ManifestGenerationReconciler struct {
 	RequeueDependency time.Duration
 	ApplyConcurrency  int
 	Metrics           *runtimectrl.Metrics
+	// Scanner lists the tags of the image repositories of automated workloads; nil turns the
+	// automation off.
+	Scanner *imagescan.Scanner
 
 	once      sync.Once
 	lifecycle *owner.Lifecycle[*generatorv1.ManifestGeneration]
+	// transports trust the CA bundles of spec.automation.certSecretRef, by digest.
+	transports sync.Map
 }
 
 // +kubebuilder:rbac:groups=generator.toolkit.fluxcd.io,resources=manifestgenerations,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=generator.toolkit.fluxcd.io,resources=manifestgenerations/status;manifestgenerations/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories,verbs=get;list;watch
+// +kubebuilder:rbac:groups=generator.toolkit.fluxcd.io,resources=manifestupdates,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;impersonate
 // The controller applies arbitrary objects for ManifestGenerations without a service account.
 // +kubebuilder:rbac:groups=*,resources=*,verbs=*
@@ -91,9 +99,13 @@ func (r *ManifestGenerationReconciler) Fields(obj *generatorv1.ManifestGeneratio
 // download and the status.
 func (r *ManifestGenerationReconciler) Settings(obj *generatorv1.ManifestGeneration) owner.Settings {
 	timeout := r.Builder.Timeout(obj.Spec)
+	interval := obj.GetInterval()
+	if a := obj.Spec.Automation; a != nil && a.GetInterval() < interval {
+		interval = a.GetInterval() // the scans follow the applies
+	}
 	return owner.Settings{
 		Suspended: obj.Spec.Suspend, SuspendedMessage: "reconciliation is suspended for this object",
-		Interval: jitter.JitteredIntervalDuration(obj.GetInterval()), Deadline: timeout + time.Minute, Timeout: timeout,
+		Interval: jitter.JitteredIntervalDuration(interval), Deadline: timeout + time.Minute, Timeout: timeout,
 		ServiceAccount: obj.Spec.ServiceAccountName, Prune: obj.GetPrune(), Wait: obj.Spec.Wait,
 	}
 }
@@ -110,6 +122,7 @@ func (r *ManifestGenerationReconciler) Plan(ctx context.Context, obj *generatorv
 		return owner.Plan{Done: &ctrl.Result{RequeueAfter: r.RequeueDependency}}, nil
 	}
 	var configFile string
+	var built []*unstructured.Unstructured
 	return owner.Plan{
 		Revision: art.Revision,
 		Build: func(ctx context.Context) ([]*unstructured.Unstructured, error) {
@@ -127,10 +140,13 @@ func (r *ManifestGenerationReconciler) Plan(ctx context.Context, obj *generatorv
 						"the patch file has an entry for %s, which the generators no longer produce: it is ignored", id)
 				}
 			}
-			configFile = res.ConfigFile
+			configFile, built = res.ConfigFile, res.Objects
 			return res.Objects, nil
 		},
-		Applied: func() { obj.Status.ConfigFile = configFile },
+		Applied: func() {
+			obj.Status.ConfigFile = configFile
+			r.automate(ctx, obj, built)
+		},
 	}, nil
 }
 

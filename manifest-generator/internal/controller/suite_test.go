@@ -43,6 +43,7 @@ import (
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/build"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/imagescan"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 )
 
@@ -129,6 +130,8 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 		Clients: &impersonation.Clients{Config: &applyConfig, Scheme: scheme, Mapper: mgr.GetRESTMapper(),
 			DefaultServiceAccount: "tenant", ControllerNamespace: "sluice-system"},
 		RequeueDependency: time.Second, ApplyConcurrency: apply.DefaultConcurrency, Metrics: &readiness,
+		// Tag lists are kept a second: the automation tests push tags and expect them seen.
+		Scanner: imagescan.New(imagescan.Config{Interval: time.Second}),
 	}
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return err

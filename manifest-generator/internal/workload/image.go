@@ -102,3 +102,9 @@ func Images(u *unstructured.Unstructured) map[string]string {
 	}
 	return images
 }
+
+// PodSpec is the pod spec of u (see podSpecPath), nil for objects without one.
+func PodSpec(u *unstructured.Unstructured) map[string]any {
+	spec, _, _ := unstructured.NestedMap(u.Object, podSpecPath(u.GetAPIVersion(), u.GetKind())...)
+	return spec
+}
