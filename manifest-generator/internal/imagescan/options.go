@@ -28,7 +28,8 @@ type Options struct {
 	Insecure bool
 	// Transport carries the requests, e.g. one trusting a private CA.
 	// Reuse one Transport per CA: connections and registry sessions are
-	// kept per Transport.
+	// kept per Transport. The caches are not: a tag list is the same
+	// whichever trusted connection brought it.
 	Transport http.RoundTripper
 }
 

@@ -62,7 +62,9 @@ func (t *rateLimitTransport) RoundTrip(req *http.Request) (*http.Response, error
 		if !ok {
 			wait = cfg.RateLimitBackoff << (attempt - 1)
 		}
-		wait = min(wait, cfg.MaxRetryAfter)
+		if wait < 0 || wait > cfg.MaxRetryAfter { // < 0: the shift overflowed
+			wait = cfg.MaxRetryAfter
+		}
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		if err := t.s.sleep(req.Context(), wait); err != nil {
