@@ -99,7 +99,11 @@ func run(m *testing.M) (code int) {
 		CommonArgs: controllerArgs,
 		// The objects of a shard (a label sharding.fluxcd.io/key, as in Flux) are left to a
 		// scenario's own source-controller (faults_storage_test.go).
-		Args: map[string][]string{"source-controller": {"--watch-label-selector=!" + shardLabel}},
+		Args: map[string][]string{
+			"source-controller": {"--watch-label-selector=!" + shardLabel},
+			// The automation scenario pushes a tag and waits for its release.
+			"manifest-generator": {"--registry-poll-interval=1s"},
+		},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "scenarios: starting the system:", err)
