@@ -126,8 +126,8 @@ func TestScenarioTenants(t *testing.T) {
 	tenantSynced("team3")
 
 	// A tenant leaves: its source, ResourceSet, generation and what the generation applied
-	// are deleted, then its namespace (which stays Terminating: no namespace controller runs
-	// without a kube-controller-manager).
+	// are deleted, then its namespace, which the kube-controller-manager's namespace controller
+	// finishes deleting.
 	setTenants(g, rset, "team2", "team3")
 	settled(g, resourceSetGVK, s.ns, "tenants", HavePrefix("True|ReconciliationSucceeded|"), inventoryOf(tenantEntries("team2", "team3")))
 	for _, gone := range []struct {
@@ -142,15 +142,10 @@ func TestScenarioTenants(t *testing.T) {
 	} {
 		g.Eventually(gone.exists, timeout).Should(BeFalse(), "%s tenants-team1/%s is garbage-collected", gone.kind, gone.name)
 	}
-	g.Eventually(func(g Gomega) bool {
-		ns := &corev1.Namespace{}
-		err := k8s().Get(context.Background(), client.ObjectKey{Name: "tenants-team1"}, ns)
-		if apierrors.IsNotFound(err) {
-			return true
-		}
-		g.Expect(err).NotTo(HaveOccurred())
-		return ns.DeletionTimestamp != nil
-	}, timeout).Should(BeTrue(), "the namespace of the tenant is deleted")
+	g.Eventually(func() bool {
+		err := k8s().Get(context.Background(), client.ObjectKey{Name: "tenants-team1"}, &corev1.Namespace{})
+		return apierrors.IsNotFound(err)
+	}, timeout).Should(BeTrue(), "the namespace of the tenant is gone")
 	// The others are untouched.
 	for _, team := range []string{"team2", "team3"} {
 		tenantSynced(team)

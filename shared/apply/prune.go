@@ -58,7 +58,7 @@ func (a *Applier) prune(ctx context.Context, rm *ssa.ResourceManager, owner map[
 			}
 		}
 		if len(deleting.Entries) > 0 {
-			if err := rm.WaitForSetTermination(deleting, ssa.WaitOptions{Interval: time.Second, Timeout: FluxApplierWait}); err != nil {
+			if err := waitForTermination(ctx, rm.Client(), deleting, FluxApplierWait); err != nil {
 				log.FromContext(ctx).Info("Flux appliers were not finalized in time, deleting the rest", "error", err.Error())
 			}
 		}
