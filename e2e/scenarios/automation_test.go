@@ -6,11 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,19 +60,6 @@ spec:
     insecure: true
 `
 
-// pushImage pushes a small image as repo:tag to the registry, created at created.
-func pushImage(t *testing.T, repo, tag string, created time.Time) {
-	t.Helper()
-	g := NewWithT(t)
-	img, err := random.Image(64, 1)
-	g.Expect(err).NotTo(HaveOccurred())
-	img, err = mutate.CreatedAt(img, v1.Time{Time: created})
-	g.Expect(err).NotTo(HaveOccurred())
-	ref, err := name.NewTag(servers.Registry.Host()+"/"+repo+":"+tag, name.Insecure)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(remote.Write(ref, img, servers.Registry.RemoteOptions()...)).To(Succeed())
-}
-
 // Automated image releases, with no person in the loop: a tag pushed to the registry becomes a
 // ManifestUpdate, a commit on the Git server, a new artifact, and the new image applied.
 func TestScenarioAutomatedImageRelease(t *testing.T) {
@@ -86,7 +68,7 @@ func TestScenarioAutomatedImageRelease(t *testing.T) {
 	g := s.g
 	image := servers.Registry.Host() + "/automation/app"
 	created := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	pushImage(t, "automation/app", "1.0.0", created)
+	servers.Registry.PushImage(t, "automation/app", "1.0.0", created)
 	s.gitSecret(s.ns, "git-credentials")
 	repo, first := s.newRepo("automation", map[string]string{
 		"apps/app.yaml": strings.NewReplacer("__NS__", s.ns, "__IMAGE__", image).Replace(automatedApp),
@@ -95,7 +77,7 @@ func TestScenarioAutomatedImageRelease(t *testing.T) {
 	g.Eventually(strOf(manifestGenerationGVK, s.ns, "apps", "status", "lastAppliedRevision"), timeout).Should(Equal("master@sha1:" + first))
 	g.Expect(deploymentOf(s.ns, "app")(g).Images).To(Equal(map[string]string{"app": image + ":1.0.0"}))
 
-	pushImage(t, "automation/app", "1.1.0", created.Add(time.Hour))
+	servers.Registry.PushImage(t, "automation/app", "1.1.0", created.Add(time.Hour))
 
 	// The release: a ManifestUpdate made by the controller, committed to the Git server.
 	var release *unstructured.Unstructured

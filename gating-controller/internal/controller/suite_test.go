@@ -145,17 +145,7 @@ func openedCondition(ns, name string) func(g Gomega) string {
 
 // eventsOf lists the events recorded for an object as "type reason: message".
 func eventsOf(ns, name string) func(g Gomega) []string {
-	return func(g Gomega) []string {
-		list := &corev1.EventList{}
-		g.Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
-		var out []string
-		for _, e := range list.Items {
-			if e.InvolvedObject.Name == name {
-				out = append(out, e.Type+" "+e.Reason+": "+e.Message)
-			}
-		}
-		return out
-	}
+	return testenv.EventsOf(k8s, client.ObjectKey{Namespace: ns, Name: name}, "")
 }
 
 func createGate(t *testing.T, ns, name string, spec gatingv1.GateSpec) *gatingv1.Gate {

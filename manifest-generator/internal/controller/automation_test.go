@@ -8,11 +8,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,25 +19,6 @@ import (
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 )
-
-// pushImage pushes a small random image as repo:tag, created at created.
-func pushImage(t *testing.T, reg *testserver.Registry, repo, tag string, created time.Time) {
-	t.Helper()
-	img, err := random.Image(64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img, err = mutate.CreatedAt(img, v1.Time{Time: created}); err != nil {
-		t.Fatal(err)
-	}
-	ref, err := name.NewTag(reg.Host()+"/"+repo+":"+tag, name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img, reg.RemoteOptions()...); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // automatedDeployment is a Deployment of the fixture's namespace whose container app runs
 // image, with the given policy annotations.
@@ -120,7 +96,7 @@ var day = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 func TestAutomationReleasesANewSemverTag(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "apps/podinfo", "6.0.0", day)
+	reg.PushImage(t, "apps/podinfo", "6.0.0", day)
 	image := reg.Host() + "/apps/podinfo"
 	f := newUpdateFixture(t, map[string]string{"apps/podinfo.yaml": automatedDeployment(image+":6.0.0",
 		map[string]string{"fluxcd.io/automated": "true", "fluxcd.io/tag.app": "semver:~6.0"})})
@@ -131,8 +107,8 @@ func TestAutomationReleasesANewSemverTag(t *testing.T) {
 		Workload: f.ns + ":deployment/podinfo", Container: "app", Image: image + ":6.0.0", Filter: "semver:~6.0", LatestTag: "6.0.0"}))
 	g.Expect(releases(f.ns)(g)).To(BeEmpty())
 
-	pushImage(t, reg, "apps/podinfo", "6.0.1", day.Add(time.Hour))
-	pushImage(t, reg, "apps/podinfo", "6.1.0", day.Add(2*time.Hour)) // out of ~6.0
+	reg.PushImage(t, "apps/podinfo", "6.0.1", day.Add(time.Hour))
+	reg.PushImage(t, "apps/podinfo", "6.1.0", day.Add(2*time.Hour)) // out of ~6.0
 	g.Eventually(releases(f.ns), timeout).Should(HaveLen(1))
 	mu := releases(f.ns)(g)[0]
 	g.Expect(mu.Spec.ContainerImage).To(Equal(&generatorv1.ContainerImageUpdate{Container: "app", Image: image + ":6.0.1"}))
@@ -162,7 +138,7 @@ func TestAutomationReleasesANewSemverTag(t *testing.T) {
 func TestAutomationReleasesThroughThePatchFile(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "apps/podinfo", "1.0.0", day)
+	reg.PushImage(t, "apps/podinfo", "1.0.0", day)
 	image := reg.Host() + "/apps/podinfo"
 	f := newUpdateFixture(t, map[string]string{
 		".flux.yaml":              "version: 1\npatchUpdated:\n  generators:\n    - command: kustomize build .\n  patchFile: flux-patch.yaml\n",
@@ -172,7 +148,7 @@ func TestAutomationReleasesThroughThePatchFile(t *testing.T) {
 	f.automate(t)
 	g.Eventually(func(g Gomega) string { return deploymentImage(g, f.ns) }, timeout).Should(Equal(image + ":1.0.0"))
 
-	pushImage(t, reg, "apps/podinfo", "1.2.0", day.Add(time.Hour))
+	reg.PushImage(t, "apps/podinfo", "1.2.0", day.Add(time.Hour))
 	g.Eventually(releases(f.ns), timeout).Should(HaveLen(1))
 	muKey := client.ObjectKeyFromObject(&releases(f.ns)(g)[0])
 	g.Eventually(updateReady(muKey), timeout).Should(HavePrefix("True|Committed|"))
@@ -186,16 +162,16 @@ func TestAutomationReleasesThroughThePatchFile(t *testing.T) {
 func TestAutomationGlobPicksTheNewestImage(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "apps/podinfo", "main-aaa", day)
+	reg.PushImage(t, "apps/podinfo", "main-aaa", day)
 	image := reg.Host() + "/apps/podinfo"
 	f := newUpdateFixture(t, map[string]string{"apps/podinfo.yaml": automatedDeployment(image+":main-aaa",
 		map[string]string{"fluxcd.io/automated": "true", "fluxcd.io/tag.app": "glob:main-*"})})
 	f.automate(t)
 	g.Eventually(func(g Gomega) string { return deploymentImage(g, f.ns) }, timeout).Should(Equal(image + ":main-aaa"))
 
-	pushImage(t, reg, "apps/podinfo", "main-zzz", day.Add(time.Hour))   // greater name, older
-	pushImage(t, reg, "apps/podinfo", "main-bbb", day.Add(2*time.Hour)) // newest
-	pushImage(t, reg, "apps/podinfo", "dev-ccc", day.Add(3*time.Hour))  // out of the filter
+	reg.PushImage(t, "apps/podinfo", "main-zzz", day.Add(time.Hour))   // greater name, older
+	reg.PushImage(t, "apps/podinfo", "main-bbb", day.Add(2*time.Hour)) // newest
+	reg.PushImage(t, "apps/podinfo", "dev-ccc", day.Add(3*time.Hour))  // out of the filter
 	g.Eventually(releases(f.ns), timeout).Should(HaveLen(1))
 	g.Expect(releases(f.ns)(g)[0].Spec.ContainerImage.Image).To(Equal(image + ":main-bbb"))
 }
@@ -204,8 +180,8 @@ func TestAutomationGlobPicksTheNewestImage(t *testing.T) {
 func TestAutomationSkipsLockedWorkloadsAndTagsOutOfTheFilter(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "apps/locked", "1.0.0", day)
-	pushImage(t, reg, "apps/podinfo", "1.0.0", day)
+	reg.PushImage(t, "apps/locked", "1.0.0", day)
+	reg.PushImage(t, "apps/podinfo", "1.0.0", day)
 	image := reg.Host() + "/apps/podinfo"
 	locked := strings.Replace(automatedDeployment(reg.Host()+"/apps/locked:1.0.0", map[string]string{
 		"fluxcd.io/automated": "true", "fluxcd.io/locked": "true", "fluxcd.io/locked_msg": "incident 42"}), "name: podinfo\n", "name: locked\n", 1)
@@ -216,8 +192,8 @@ func TestAutomationSkipsLockedWorkloadsAndTagsOutOfTheFilter(t *testing.T) {
 	key := f.automate(t)
 	g.Eventually(automationStatus(key), timeout).Should(HaveLen(2))
 
-	pushImage(t, reg, "apps/locked", "2.0.0", day.Add(time.Hour))
-	pushImage(t, reg, "apps/podinfo", "1.1.0", day.Add(time.Hour))
+	reg.PushImage(t, "apps/locked", "2.0.0", day.Add(time.Hour))
+	reg.PushImage(t, "apps/podinfo", "1.1.0", day.Add(time.Hour))
 	scanned := getGeneration(g, key).Status.Automation.LastScanTime.Time
 	g.Eventually(func(g Gomega) bool {
 		return getGeneration(g, key).Status.Automation.LastScanTime.After(scanned.Add(time.Second))
@@ -235,7 +211,7 @@ func TestAutomationSkipsLockedWorkloadsAndTagsOutOfTheFilter(t *testing.T) {
 func TestAutomationWaitsForTheGates(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "apps/podinfo", "1.0.0", day)
+	reg.PushImage(t, "apps/podinfo", "1.0.0", day)
 	image := reg.Host() + "/apps/podinfo"
 	f := newUpdateFixture(t, map[string]string{"apps/podinfo.yaml": automatedDeployment(image+":1.0.0",
 		map[string]string{"fluxcd.io/automated": "true", "fluxcd.io/tag.app": "semver:^1"})})
@@ -245,7 +221,7 @@ func TestAutomationWaitsForTheGates(t *testing.T) {
 
 	gatestest.SetOpened(t, k8s, f.ns, "freeze", false)
 	g.Eventually(func(g Gomega) bool { return conditions.IsTrue(getGeneration(g, key), gatesapi.BlockedCondition) }, timeout).Should(BeTrue())
-	pushImage(t, reg, "apps/podinfo", "1.1.0", day.Add(time.Hour))
+	reg.PushImage(t, "apps/podinfo", "1.1.0", day.Add(time.Hour))
 	g.Consistently(releases(f.ns), 4*time.Second).Should(BeEmpty())
 
 	gatestest.SetOpened(t, k8s, f.ns, "freeze", true)
@@ -257,8 +233,8 @@ func TestAutomationWaitsForTheGates(t *testing.T) {
 func TestAutomationInvalidFilter(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "apps/podinfo", "1.0.0", day)
-	pushImage(t, reg, "apps/podinfo", "1.1.0", day.Add(time.Hour))
+	reg.PushImage(t, "apps/podinfo", "1.0.0", day)
+	reg.PushImage(t, "apps/podinfo", "1.1.0", day.Add(time.Hour))
 	f := newUpdateFixture(t, map[string]string{"apps/podinfo.yaml": automatedDeployment(reg.Host()+"/apps/podinfo:1.0.0",
 		map[string]string{"fluxcd.io/automated": "true", "fluxcd.io/tag.app": "semver:1.x <<2"})})
 	key := f.automate(t)

@@ -25,8 +25,8 @@ func dockerConfigJSON(registry, username, password string) map[string][]byte {
 func TestBasicAuthThroughPullSecrets(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "bot", Password: "s3cret"})
-	pushImage(t, reg, "team/app", "1.0.0", epoch)
-	pushImage(t, reg, "team/app", "1.1.0", epoch.Add(time.Hour))
+	reg.PushImage(t, "team/app", "1.0.0", epoch)
+	reg.PushImage(t, "team/app", "1.1.0", epoch.Add(time.Hour))
 	repo := repository(t, reg.Host(), "team/app")
 	ctx := context.Background()
 	s := New(Config{Now: newClock().Now})
@@ -105,7 +105,7 @@ func TestKeychainFromSecrets(t *testing.T) {
 func TestTLSThroughTransport(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{TLS: true})
-	pushImage(t, reg, "app", "1.0.0", epoch)
+	reg.PushImage(t, "app", "1.0.0", epoch)
 	repo := repository(t, reg.Host(), "app")
 	ctx := context.Background()
 	s := New(Config{Now: newClock().Now})
@@ -125,7 +125,7 @@ func TestTLSThroughTransport(t *testing.T) {
 func TestInsecure(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "app", "1.0.0", epoch)
+	reg.PushImage(t, "app", "1.0.0", epoch)
 	s := New(Config{Now: newClock().Now})
 	tags, err := s.Tags(context.Background(), repository(t, reg.Host(), "app"), Options{Insecure: true})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -28,7 +28,7 @@ func BenchmarkScan200Workloads(b *testing.B) {
 	for r := range repos {
 		repo := fmt.Sprintf("team/app%02d", r)
 		for i, tag := range []string{"1.0.0", "1.0.1", "1.0.2", "1.1.0", "main-1", "main-2", "main-3"} {
-			pushImage(b, reg, repo, tag, epoch.Add(time.Duration(i)*time.Hour))
+			reg.PushImage(b, repo, tag, epoch.Add(time.Duration(i)*time.Hour))
 		}
 		for w := range workloadsPerRepo {
 			f, err := ParseFilter(filters[w%len(filters)])

@@ -17,7 +17,7 @@ import (
 func TestTagsCachedForInterval(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "app", "1.0.0", epoch)
+	reg.PushImage(t, "app", "1.0.0", epoch)
 	clock := newClock()
 	s := New(Config{Interval: time.Minute, Now: clock.Now})
 	wire := &countingClient{next: reg.Transport()}
@@ -33,7 +33,7 @@ func TestTagsCachedForInterval(t *testing.T) {
 	g.Expect(s.Stats().Requests()).To(Equal(sent)) // the ping and the list
 
 	// Within Interval: no request, and the new tag is not seen yet.
-	pushImage(t, reg, "app", "1.1.0", epoch)
+	reg.PushImage(t, "app", "1.1.0", epoch)
 	clock.Advance(time.Minute - time.Nanosecond)
 	tags, err = s.Tags(ctx, repo, opts)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -52,7 +52,7 @@ func TestTagsCachedForInterval(t *testing.T) {
 func TestTagsSharedInFlight(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "app", "1.0.0", epoch)
+	reg.PushImage(t, "app", "1.0.0", epoch)
 	arrived, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	host := proxy(t, reg, func(w http.ResponseWriter, r *http.Request, next http.Handler) {
@@ -89,7 +89,7 @@ func TestTagsSharedInFlight(t *testing.T) {
 func TestCreatedCache(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	first := pushImage(t, reg, "app", "main", epoch)
+	first := reg.PushImage(t, "app", "main", epoch)
 	clock := newClock()
 	s := New(Config{Interval: time.Minute, DigestRefresh: time.Hour, Now: clock.Now})
 	ctx := context.Background()
@@ -114,7 +114,7 @@ func TestCreatedCache(t *testing.T) {
 	expect(epoch, first, 0, 0)
 
 	// The tag moves; within DigestRefresh the old answer stands.
-	moved := pushImage(t, reg, "app", "main", epoch.Add(time.Hour))
+	moved := reg.PushImage(t, "app", "main", epoch.Add(time.Hour))
 	clock.Advance(30 * time.Minute)
 	expect(epoch, first, 0, 0)
 	// Past it, a HEAD sees the new digest: its manifest and config follow.
@@ -145,7 +145,7 @@ func TestNewestSteadyState(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	for i, tag := range []string{"main-1", "main-2", "main-3", "1.0.0"} {
-		pushImage(t, reg, "app", tag, epoch.Add(time.Duration(i)*time.Hour))
+		reg.PushImage(t, "app", tag, epoch.Add(time.Duration(i)*time.Hour))
 	}
 	clock := newClock()
 	s := New(Config{Interval: time.Minute, Now: clock.Now})
@@ -173,7 +173,7 @@ func TestNewestSteadyState(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(s.Stats().Sub(before)).To(Equal(Stats{TagLists: 1}))
 
-	pushImage(t, reg, "app", "main-4", epoch.Add(9*time.Hour))
+	reg.PushImage(t, "app", "main-4", epoch.Add(9*time.Hour))
 	clock.Advance(time.Minute)
 	before = s.Stats()
 	got, err = s.Newest(ctx, repo, filter, Options{})

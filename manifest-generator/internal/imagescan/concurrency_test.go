@@ -19,8 +19,8 @@ func TestMaxConcurrent(t *testing.T) {
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	const repos = 8
 	for i := range repos {
-		pushImage(t, reg, fmt.Sprintf("app%d", i), "main-1", epoch)
-		pushImage(t, reg, fmt.Sprintf("app%d", i), "main-2", epoch.Add(time.Hour))
+		reg.PushImage(t, fmt.Sprintf("app%d", i), "main-1", epoch)
+		reg.PushImage(t, fmt.Sprintf("app%d", i), "main-2", epoch.Add(time.Hour))
 	}
 	var inFlight, most atomic.Int64
 	// Each request is held a little, so that unbounded callers would pile

@@ -58,25 +58,6 @@ func newImage(t testing.TB, created time.Time) v1.Image {
 	return img
 }
 
-// pushImage pushes a new image created at created to reg as repo:tag and
-// returns its digest.
-func pushImage(t testing.TB, reg *testserver.Registry, repo, tag string, created time.Time) v1.Hash {
-	t.Helper()
-	img := newImage(t, created)
-	ref, err := name.NewTag(reg.Host() + "/" + repo + ":" + tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img, reg.RemoteOptions()...); err != nil {
-		t.Fatalf("pushing %s: %v", ref, err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // pushIndex pushes an image index of the given platforms ("os/arch"), each
 // image created at its time, and returns the index's digest.
 func pushIndex(t testing.TB, reg *testserver.Registry, repo, tag string, platforms map[string]time.Time, order []string) v1.Hash {

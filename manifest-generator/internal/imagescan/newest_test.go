@@ -27,7 +27,7 @@ func TestNewestSemver(t *testing.T) {
 	// The highest version, not the newest image: 1.10.0 was pushed first and
 	// created earliest.
 	for i, tag := range []string{"1.10.0", "1.9.0", "v1.2.3", "2.0.0", "latest", "1.11.0-rc.1"} {
-		pushImage(t, reg, "app", tag, epoch.Add(time.Duration(i)*time.Hour))
+		reg.PushImage(t, "app", tag, epoch.Add(time.Duration(i)*time.Hour))
 	}
 	s := New(Config{Now: newClock().Now})
 	repo := repository(t, reg.Host(), "app")
@@ -60,13 +60,13 @@ func TestNewestGlobByCreationTime(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	// main-zzz sorts last but was built first: creation time wins.
-	pushImage(t, reg, "app", "main-zzz", epoch)
-	pushImage(t, reg, "app", "main-aaa", epoch.Add(2*time.Hour))
-	pushImage(t, reg, "app", "main-mmm", epoch.Add(time.Hour))
-	pushImage(t, reg, "app", "other-new", epoch.Add(5*time.Hour))
+	reg.PushImage(t, "app", "main-zzz", epoch)
+	reg.PushImage(t, "app", "main-aaa", epoch.Add(2*time.Hour))
+	reg.PushImage(t, "app", "main-mmm", epoch.Add(time.Hour))
+	reg.PushImage(t, "app", "other-new", epoch.Add(5*time.Hour))
 	// Equal times: the lexically greatest tag.
-	pushImage(t, reg, "app", "rel-a", epoch.Add(3*time.Hour))
-	pushImage(t, reg, "app", "rel-b", epoch.Add(3*time.Hour))
+	reg.PushImage(t, "app", "rel-a", epoch.Add(3*time.Hour))
+	reg.PushImage(t, "app", "rel-b", epoch.Add(3*time.Hour))
 	s := New(Config{Now: newClock().Now})
 	repo := repository(t, reg.Host(), "app")
 	ctx := context.Background()
@@ -90,9 +90,9 @@ func TestNewestGlobByCreationTime(t *testing.T) {
 func TestNewestRegex(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "app", "build-100", epoch.Add(2*time.Hour))
-	pushImage(t, reg, "app", "build-99", epoch.Add(3*time.Hour))
-	pushImage(t, reg, "app", "build-101-debug", epoch.Add(4*time.Hour))
+	reg.PushImage(t, "app", "build-100", epoch.Add(2*time.Hour))
+	reg.PushImage(t, "app", "build-99", epoch.Add(3*time.Hour))
+	reg.PushImage(t, "app", "build-101-debug", epoch.Add(4*time.Hour))
 	s := New(Config{Now: newClock().Now})
 	repo := repository(t, reg.Host(), "app")
 

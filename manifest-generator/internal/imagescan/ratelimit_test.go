@@ -43,7 +43,7 @@ func tooManyRequests(w http.ResponseWriter, retryAfter string) {
 func TestRateLimitBackoff(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "app", "1.0.0", epoch)
+	reg.PushImage(t, "app", "1.0.0", epoch)
 	var lists atomic.Int64
 	// The registry answers the tag list 429 twice, with and then without
 	// Retry-After, then serves it.
@@ -76,7 +76,7 @@ func TestRateLimitBackoff(t *testing.T) {
 func TestRateLimitGivesUp(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	pushImage(t, reg, "app", "1.0.0", epoch)
+	reg.PushImage(t, "app", "1.0.0", epoch)
 	host := proxy(t, reg, func(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		if isTagList(r) {
 			tooManyRequests(w, "3600")

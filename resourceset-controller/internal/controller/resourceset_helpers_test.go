@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-gitops/sluice/shared/testenv"
+
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -103,17 +104,7 @@ func inventoryIDs(g Gomega, key client.ObjectKey) []string {
 
 // eventsOf lists the events of an object as "type reason: message".
 func eventsOf(key client.ObjectKey) func(g Gomega) []string {
-	return func(g Gomega) []string {
-		list := &corev1.EventList{}
-		g.Expect(k8s.List(context.Background(), list, client.InNamespace(key.Namespace))).To(Succeed())
-		var out []string
-		for _, e := range list.Items {
-			if e.InvolvedObject.Name == key.Name && e.InvolvedObject.Kind == rsv1.ResourceSetKind {
-				out = append(out, e.Type+" "+e.Reason+": "+e.Message)
-			}
-		}
-		return out
-	}
+	return testenv.EventsOf(k8s, key, rsv1.ResourceSetKind)
 }
 
 func keyOf(obj client.Object) client.ObjectKey { return client.ObjectKeyFromObject(obj) }
