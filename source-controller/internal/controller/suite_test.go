@@ -240,15 +240,5 @@ func walkFiles(dir string, files map[string]string) error {
 
 // eventsOf lists the events of an object as "type reason: message".
 func eventsOf(key client.ObjectKey) func(g Gomega) []string {
-	return func(g Gomega) []string {
-		list := &corev1.EventList{}
-		g.Expect(k8s.List(context.Background(), list, client.InNamespace(key.Namespace))).To(Succeed())
-		var out []string
-		for _, e := range list.Items {
-			if e.InvolvedObject.Name == key.Name {
-				out = append(out, e.Type+" "+e.Reason+": "+e.Message)
-			}
-		}
-		return out
-	}
+	return testenv.EventsOf(k8s, key, "")
 }
