@@ -1,5 +1,6 @@
-// Command source-controller fetches Git repositories, Helm repositories and charts, and OCI
-// artifacts, and serves them as versioned, digest-verified artifacts over HTTP.
+// Command source-controller fetches Git repositories, Helm repositories and charts, OCI
+// artifacts and S3-compatible buckets, and serves them as versioned, digest-verified artifacts
+// over HTTP.
 package main
 
 import (
@@ -88,7 +89,7 @@ func main() {
 		bootstrap.Exit(errors.New("--git-max-clone-size and --oci-max-layer-size must not be negative"), "setting up the size limits")
 	}
 
-	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{}, &sourcev1.HelmRepository{}, &sourcev1.HelmChart{}, &sourcev1.OCIRepository{})
+	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{}, &sourcev1.HelmRepository{}, &sourcev1.HelmChart{}, &sourcev1.OCIRepository{}, &sourcev1.Bucket{})
 	bootstrap.Exit(err, "creating manager")
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
@@ -106,6 +107,8 @@ func main() {
 	bootstrap.Exit(helmRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the HelmRepository controller")
 	ociRepo := &controller.OCIRepositoryReconciler{SourceReconciler: common, MaxLayerSize: ociMaxLayerSize}
 	bootstrap.Exit(ociRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the OCIRepository controller")
+	bucketSource := &controller.BucketReconciler{SourceReconciler: common}
+	bootstrap.Exit(bucketSource.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Bucket controller")
 	indexCache := index.NewCache(helmCache.maxSize, helmCache.ttl)
 	if indexCache != nil {
 		indexCache.Events = controller.RecordCacheEvent

@@ -30,6 +30,9 @@ const (
 	BucketOperationSucceededReason = "BucketOperationSucceeded"
 	// BucketOperationFailedReason: listing or fetching the objects failed.
 	BucketOperationFailedReason = "BucketOperationFailed"
+	// CloudIdentityUnsupportedReason: the Bucket needs a cloud identity (gcp, azure, aws without
+	// static keys, spec.sts, spec.serviceAccountName), which this controller does not support.
+	CloudIdentityUnsupportedReason = "CloudIdentityUnsupported"
 )
 
 // BucketSpec says which bucket to fetch, how and how often.

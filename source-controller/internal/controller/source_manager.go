@@ -52,6 +52,12 @@ func (r *OCIRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl
 		func() client.ObjectList { return &sourcev1.OCIRepositoryList{} }, opts, r)
 }
 
+// SetupWithManager registers the Bucket controller.
+func (r *BucketReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	return setupSource(ctx, mgr, &sourcev1.Bucket{},
+		func() client.ObjectList { return &sourcev1.BucketList{} }, opts, r)
+}
+
 // helmChartSourceIndex indexes HelmCharts by `<kind>/<name>` of their source.
 const helmChartSourceIndex = "spec.sourceRef"
 

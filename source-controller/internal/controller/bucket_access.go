@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
+	"github.com/sluice-gitops/sluice/source-controller/internal/bucket"
+)
+
+// needsCloudIdentity says why a Bucket cannot be served: what it asks for needs a cloud
+// identity (instance metadata, workload identity, a token service or the cloud's own APIs), which
+// this controller does not support offline. nil when static keys (or none) reach the endpoint:
+// the generic provider, and aws with spec.secretRef.
+func needsCloudIdentity(obj *sourcev1.Bucket) error {
+	const why = "which this controller does not support offline: use the 'generic' provider (or 'aws' with spec.secretRef) with static keys"
+	switch p := obj.Spec.Provider; {
+	case p == sourcev1.BucketProviderGoogle || p == sourcev1.BucketProviderAzure:
+		return fmt.Errorf("the '%s' provider needs cloud identity, %s", p, why)
+	case obj.Spec.STS != nil:
+		return fmt.Errorf("spec.sts (a '%s' Security Token Service) needs cloud identity, %s", obj.Spec.STS.Provider, why)
+	case obj.Spec.ServiceAccountName != "":
+		return fmt.Errorf("spec.serviceAccountName needs cloud identity (workload identity), %s", why)
+	case p == sourcev1.BucketProviderAmazon && obj.Spec.SecretRef == nil:
+		return fmt.Errorf("the 'aws' provider without spec.secretRef needs cloud identity (instance or workload identity), %s", why)
+	}
+	return nil
+}
+
+// errEndpointInvalid is wrapped by the error of an endpoint that does not parse.
+var errEndpointInvalid = errors.New("invalid endpoint")
+
+// bucketClient makes the client of a Bucket from its spec and Secrets: static keys
+// (spec.secretRef: accesskey, secretkey), TLS (spec.certSecretRef: ca.crt, tls.crt, tls.key) and
+// proxy (spec.proxySecretRef: address, username, password).
+func (r *SourceReconciler) bucketClient(ctx context.Context, obj *sourcev1.Bucket) (*bucket.Client, error) {
+	opts := bucket.Options{Endpoint: obj.Spec.Endpoint, Insecure: obj.Spec.Insecure, Region: obj.Spec.Region}
+	if ref := obj.Spec.SecretRef; ref != nil {
+		data, err := r.secretData(ctx, obj.Namespace, ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		opts.AccessKey, opts.SecretKey = string(data["accesskey"]), string(data["secretkey"])
+		if opts.AccessKey == "" || opts.SecretKey == "" {
+			return nil, fmt.Errorf("secret '%s/%s' needs both 'accesskey' and 'secretkey'", obj.Namespace, ref.Name)
+		}
+	}
+	if ref := obj.Spec.CertSecretRef; ref != nil {
+		data, err := r.secretData(ctx, obj.Namespace, ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		if len(data["ca.crt"]) == 0 && len(data["tls.crt"]) == 0 && len(data["tls.key"]) == 0 {
+			return nil, fmt.Errorf("secret '%s/%s' has no TLS settings: 'ca.crt', or 'tls.crt' and 'tls.key'", obj.Namespace, ref.Name)
+		}
+		if opts.TLS, err = tlsConfig(data); err != nil {
+			return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, ref.Name, err)
+		}
+	}
+	if ref := obj.Spec.ProxySecretRef; ref != nil {
+		data, err := r.secretData(ctx, obj.Namespace, ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		if opts.Proxy, err = proxyURL(data); err != nil {
+			return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, ref.Name, err)
+		}
+	}
+	c, err := bucket.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errEndpointInvalid, err)
+	}
+	return c, nil
+}
+
+// proxyURL is the proxy of a proxy Secret: `address`, with `username` and `password` when set.
+func proxyURL(data map[string][]byte) (*url.URL, error) {
+	address := string(data["address"])
+	if address == "" {
+		return nil, errors.New("'address' is missing")
+	}
+	u, err := url.Parse(address)
+	if err != nil {
+		return nil, fmt.Errorf("'address' does not parse: %w", err)
+	}
+	user, password := data["username"], data["password"]
+	if len(user) > 0 || len(password) > 0 {
+		u.User = url.UserPassword(string(user), string(password))
+	}
+	return u, nil
+}
