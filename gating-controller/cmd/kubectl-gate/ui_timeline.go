@@ -27,57 +27,14 @@ type uiTransition struct {
 	Cause string `json:"cause"` // request, gatekeeper/<name> or default, as in the history
 }
 
-// timelineKeeper is a parsed GateKeeper of the gate.
-type timelineKeeper struct {
-	name     string
-	schedule *schedule.Keeper
-}
-
-// timelineInputs is what the state of a gate depends on, in the order of docs/gate.md ("The state
-// of a gate"): the request in force, else its GateKeepers (closed beats opened), else its default.
-type timelineInputs struct {
-	def         gatingv1alpha1.GateState
-	request     *gatingv1alpha1.GateRequest
-	requestedAt *time.Time
-	resetAt     *time.Time
-	keepers     []timelineKeeper
-}
-
-func (in timelineInputs) stateAt(t time.Time) (gatingv1alpha1.GateState, string) {
-	if in.request != nil && in.requestedAt != nil && !t.Before(*in.requestedAt) &&
-		(in.resetAt == nil || t.Before(*in.resetAt)) {
-		return in.request.State, "request"
-	}
-	opened := ""
-	for _, k := range in.keepers {
-		switch k.schedule.Holds(t) {
-		case gatingv1alpha1.ActiveClosed:
-			return gatingv1alpha1.GateClosed, "gatekeeper/" + k.name
-		case gatingv1alpha1.ActiveOpened:
-			if opened == "" {
-				opened = k.name
-			}
-		}
-	}
-	if opened != "" {
-		return gatingv1alpha1.GateOpened, "gatekeeper/" + opened
-	}
-	return in.def, "default"
-}
-
 // gateTimeline lists the gate's keepers and the changes of its state over the next
 // timelineDays, each shown in the time zone of the schedule that makes it (UTC for a request's
 // end). A keeper that cannot be evaluated leaves the timeline empty with a note: the gate is held
 // closed until it is fixed, whatever the schedules say.
 func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, now time.Time) ([]uiKeeper, []uiTransition, string) {
 	sort.Slice(keepers, func(i, j int) bool { return keepers[i].Name < keepers[j].Name })
-	in := timelineInputs{def: gate.Spec.DefaultState(), request: gate.Status.Request}
-	if t := gate.Status.RequestedAt; t != nil {
-		in.requestedAt = &t.Time
-	}
-	if t := gate.Status.ResetToDefaultAt; t != nil {
-		in.resetAt = &t.Time
-	}
+	in := schedule.NewGateInputs(gate, nil)
+	parsed := map[string]*schedule.Keeper{}
 	shown := []uiKeeper{}
 	var broken []string
 	for _, gk := range keepers {
@@ -87,7 +44,8 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 			k.Error = oneLine(err.Error())
 			broken = append(broken, fmt.Sprintf("'%s'", gk.Name))
 		} else {
-			in.keepers = append(in.keepers, timelineKeeper{name: gk.Name, schedule: s})
+			in.Keepers = append(in.Keepers, schedule.NamedHolder{Name: gk.Name, Holder: s})
+			parsed[gk.Name] = s
 		}
 		shown = append(shown, k)
 	}
@@ -104,31 +62,32 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 	}
 	var changes []change
 	note := ""
-	if in.resetAt != nil && in.resetAt.After(now) && in.resetAt.Before(until) {
-		changes = append(changes, change{at: *in.resetAt, zone: time.UTC})
+	if in.ResetAt != nil && in.ResetAt.After(now) && in.ResetAt.Before(until) {
+		changes = append(changes, change{at: *in.ResetAt, zone: time.UTC})
 	}
-	for _, k := range in.keepers {
-		ts, complete := k.schedule.Transitions(now, until, maxKeeperTransitions)
+	for _, k := range in.Keepers {
+		keeper := parsed[k.Name]
+		ts, complete := keeper.Transitions(now, until, maxKeeperTransitions)
 		if !complete {
 			note = fmt.Sprintf("GateKeeper '%s' changes more than %d times in %d days: the timeline stops at its last one shown",
-				k.name, maxKeeperTransitions, timelineDays)
+				k.Name, maxKeeperTransitions, timelineDays)
 			if last := ts[len(ts)-1].At.Add(time.Nanosecond); last.Before(until) {
 				until = last
 			}
 		}
 		for _, t := range ts {
-			changes = append(changes, change{at: t.At, zone: k.schedule.Location()})
+			changes = append(changes, change{at: t.At, zone: keeper.Location()})
 		}
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
 
 	timeline := []uiTransition{}
-	state, _ := in.stateAt(now)
+	state, _ := in.StateAt(now)
 	for _, c := range changes {
 		if !c.at.Before(until) {
 			break
 		}
-		s, cause := in.stateAt(c.at)
+		s, cause := in.StateAt(c.at)
 		if s == state {
 			continue // a change hidden by a request or by another keeper
 		}

@@ -34,9 +34,9 @@ func (in gateInputs) cause(d gateDecision) string {
 
 // describeRequest names the request in force: "close request of alice".
 func (in gateInputs) describeRequest() string {
-	s := requestVerb(in.request.State) + " request"
-	if in.request.RequestedBy != "" {
-		s += " of " + in.request.RequestedBy
+	s := requestVerb(in.Request.State) + " request"
+	if in.Request.RequestedBy != "" {
+		s += " of " + in.Request.RequestedBy
 	}
 	return s
 }
@@ -44,8 +44,8 @@ func (in gateInputs) describeRequest() string {
 // requestEnd says when the request in force ends; a request without a duration on a gate without
 // spec.window never ends by itself, and saying so is the point.
 func (in gateInputs) requestEnd() string {
-	if in.resetAt == nil {
+	if in.ResetAt == nil {
 		return " until the next request (no duration and no spec.window: it does not end by itself)"
 	}
-	return fmt.Sprintf(" until %s (for %s)", in.resetAt.UTC().Format(time.RFC3339), in.resetAt.Sub(*in.requestedAt))
+	return fmt.Sprintf(" until %s (for %s)", in.ResetAt.UTC().Format(time.RFC3339), in.ResetAt.Sub(*in.RequestedAt))
 }

@@ -135,7 +135,7 @@ func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv
 func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate, keepers []keeper, now time.Time) bool {
 	requests, warnings := takeRequests(gate, now)
 	in := newGateInputs(gate, keepers)
-	keeperState, _ := in.keeperState(now)
+	keeperState, _ := in.KeeperState(now)
 	applied := false
 	for _, req := range requests {
 		ok, why := applyRequest(gate, req, keeperState)

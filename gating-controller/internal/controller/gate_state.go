@@ -24,10 +24,10 @@ type keeper struct {
 	failsClosed bool
 }
 
-// holds is the state the keeper holds its gate in at t. A broken keeper that could close its
+// Holds is the state the keeper holds its gate in at t. A broken keeper that could close its
 // gate holds it closed for as long as it is broken: a change freeze that cannot be evaluated
 // must not leave the gate open.
-func (k keeper) holds(t time.Time) gatingv1.GateKeeperActive {
+func (k keeper) Holds(t time.Time) gatingv1.GateKeeperActive {
 	switch {
 	case k.schedule != nil:
 		return k.schedule.Holds(t)
@@ -38,51 +38,19 @@ func (k keeper) holds(t time.Time) gatingv1.GateKeeperActive {
 	}
 }
 
-// gateInputs is everything a gate's state depends on.
+// gateInputs is everything a gate's state depends on (the precedence is schedule's), with the
+// keepers as the controller knows them: parsed or broken.
 type gateInputs struct {
-	def         gatingv1.GateState
-	request     *gatingv1.GateRequest
-	requestedAt *time.Time
-	resetAt     *time.Time
-	keepers     []keeper
+	schedule.GateInputs
+	keepers []keeper
 }
 
 func newGateInputs(gate *gatingv1.Gate, keepers []keeper) gateInputs {
-	in := gateInputs{def: gate.Spec.DefaultState(), request: gate.Status.Request, keepers: keepers}
-	if t := gate.Status.RequestedAt; t != nil {
-		in.requestedAt = &t.Time
+	holders := make([]schedule.NamedHolder, len(keepers))
+	for i, k := range keepers {
+		holders[i] = schedule.NamedHolder{Name: k.name, Holder: k}
 	}
-	if t := gate.Status.ResetToDefaultAt; t != nil {
-		in.resetAt = &t.Time
-	}
-	return in
-}
-
-// keeperState is the state the keepers hold the gate in at t (closed beats opened) and the name
-// of the first keeper holding it.
-func (in gateInputs) keeperState(t time.Time) (gatingv1.GateKeeperActive, string) {
-	state, name := gatingv1.ActiveNone, ""
-	for _, k := range in.keepers {
-		switch s := k.holds(t); {
-		case s == gatingv1.ActiveClosed:
-			return s, k.name
-		case s == gatingv1.ActiveOpened && state == gatingv1.ActiveNone:
-			state, name = s, k.name
-		}
-	}
-	return state, name
-}
-
-// stateAt is the effective state at t: a request in force, else the keepers, else the default.
-func (in gateInputs) stateAt(t time.Time) (gatingv1.GateState, string) {
-	if in.request != nil && in.requestedAt != nil && !t.Before(*in.requestedAt) &&
-		(in.resetAt == nil || t.Before(*in.resetAt)) {
-		return in.request.State, "request"
-	}
-	if s, name := in.keeperState(t); s != gatingv1.ActiveNone {
-		return gatingv1.GateState(s), "gatekeeper/" + name
-	}
-	return in.def, "default"
+	return gateInputs{GateInputs: schedule.NewGateInputs(gate, holders), keepers: keepers}
 }
 
 // nextChange is the first instant after now at which the state differs from state, if any. It
@@ -105,8 +73,8 @@ func (in gateInputs) nextChange(now time.Time, state gatingv1.GateState) *time.T
 	cur := now
 	for range maxTransitionSteps {
 		var next *time.Time
-		if in.resetAt != nil && in.resetAt.After(cur) {
-			next = in.resetAt
+		if in.ResetAt != nil && in.ResetAt.After(cur) {
+			next = in.ResetAt
 		}
 		for _, t := range pending {
 			if t != nil && (next == nil || t.Before(*next)) {
@@ -117,7 +85,7 @@ func (in gateInputs) nextChange(now time.Time, state gatingv1.GateState) *time.T
 			return nil
 		}
 		at := *next
-		if s, _ := in.stateAt(at); s != state {
+		if s, _ := in.StateAt(at); s != state {
 			return &at
 		}
 		cur = at
@@ -145,10 +113,10 @@ type gateDecision struct {
 func (d gateDecision) opened() bool { return d.state == gatingv1.GateOpened }
 
 func (in gateInputs) decide(now time.Time) gateDecision {
-	state, cause := in.stateAt(now)
+	state, cause := in.StateAt(now)
 	d := gateDecision{state: state, cause: cause, next: in.nextChange(now, state)}
 	if cause == "request" || in.isResetRequest(state) {
-		d.reason, d.requestedBy = in.request.Reason, in.request.RequestedBy
+		d.reason, d.requestedBy = in.Request.Reason, in.Request.RequestedBy
 	}
 	if name, ok := strings.CutPrefix(cause, "gatekeeper/"); ok && in.keeperNamed(name).broken() {
 		d.broken, d.reason = true, "invalid schedule: "+in.keeperNamed(name).err.Error()
@@ -159,8 +127,8 @@ func (in gateInputs) decide(now time.Time) gateDecision {
 
 // isResetRequest: the last request asked for the default state and returned the gate to it.
 func (in gateInputs) isResetRequest(state gatingv1.GateState) bool {
-	return in.request != nil && in.request.State == state && in.requestedAt != nil && in.resetAt != nil &&
-		in.resetAt.Equal(*in.requestedAt)
+	return in.Request != nil && in.Request.State == state && in.RequestedAt != nil && in.ResetAt != nil &&
+		in.ResetAt.Equal(*in.RequestedAt)
 }
 
 // message is the Opened condition's message documented in docs/gate.md: "Gate closed by

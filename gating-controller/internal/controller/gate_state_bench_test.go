@@ -34,7 +34,7 @@ func BenchmarkGateDecide20Keepers(b *testing.B) {
 		}
 		keepers = append(keepers, keeper{name: "k", schedule: s})
 	}
-	in := gateInputs{def: gatingv1.GateOpened, keepers: keepers}
+	in := newGateInputs(&gatingv1.Gate{Spec: gatingv1.GateSpec{Default: gatingv1.GateOpened}}, keepers)
 	now := time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC)
 	b.ReportAllocs()
 	for b.Loop() {
