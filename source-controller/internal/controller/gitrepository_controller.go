@@ -36,8 +36,8 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	})
 }
 
-// reconcileSteps checks the reference out into a temporary directory and, when it is a new
-// revision, stores it as the artifact.
+// reconcileSteps fetches the reference (into a temporary directory when it is too large to be
+// kept in memory) and, when it is a new revision, stores its tree as the artifact.
 func (r *GitRepositoryReconciler) reconcileSteps(ctx context.Context, obj *sourcev1.GitRepository) error {
 	tmp := &scratchDir{pattern: "gitrepository-*"}
 	defer tmp.remove()
@@ -45,11 +45,7 @@ func (r *GitRepositoryReconciler) reconcileSteps(ctx context.Context, obj *sourc
 	if err != nil || !changed {
 		return err
 	}
-	dir, err := tmp.path()
-	if err != nil {
-		return err
-	}
-	return r.reconcileArtifact(obj, commit, dir)
+	return r.reconcileArtifact(obj, commit)
 }
 
 // scratchDir is a temporary directory made on first use: an unchanged repository (most

@@ -23,7 +23,7 @@ import (
 const defaultGitTimeout = 60 * time.Second
 
 // reconcileSource resolves the reference on the remote and, when it is not the stored
-// revision, checks it out into dir. changed is false for a no-op: the artifact is up to date.
+// revision, fetches it. changed is false for a no-op: the artifact is up to date.
 func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Commit, bool, error) {
 	gitCtx, cancel := context.WithTimeout(ctx, gitTimeout(obj))
 	defer cancel()
@@ -41,11 +41,11 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "%s", msg)
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: %s", msg)
 
-	dir, err := tmp.path()
-	if err != nil {
-		return git.Commit{}, false, err
+	dir := func() (string, error) {
+		d, err := tmp.path()
+		return d + "/src", err
 	}
-	commit, err := git.Checkout(gitCtx, dir+"/src", obj.Spec.URL, rev, auth, r.MaxCloneSize)
+	commit, err := git.Checkout(gitCtx, dir, obj.Spec.URL, rev, auth, r.MaxCloneSize)
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to checkout '%s' of '%s': %w", rev, obj.Spec.URL, timeoutError(gitCtx, err)))
 	}
@@ -99,15 +99,14 @@ func (r *GitRepositoryReconciler) waitingRevision(ctx context.Context, obj *sour
 	return rev.String()
 }
 
-// reconcileArtifact archives the checkout and makes it the served artifact.
-func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository, commit git.Commit, dir string) error {
-	src := dir + "/src"
+// reconcileArtifact archives the commit's tree and makes it the served artifact.
+func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository, commit git.Commit) error {
 	art := r.Storage.NewArtifactFor(sourcev1.GitRepositoryKind, obj, commit.Revision.String(), commit.Revision.Hash+".tar.gz")
-	filter, err := storage.IgnoreFilter(src, obj.Spec.Ignore)
+	filter, err := storage.IgnoreFilterFS(commit.Files, obj.Spec.Ignore)
 	if err != nil {
 		return r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, fmt.Errorf("reading the ignore rules: %w", err))
 	}
-	if err := r.Storage.Archive(&art, src, filter); err != nil {
+	if err := r.Storage.ArchiveFS(&art, commit.Files, filter); err != nil {
 		reason := sourcev1.ArchiveOperationFailedReason
 		if errors.Is(err, storage.ErrArtifactTooLarge) {
 			reason = sourcev1.ArtifactTooLargeReason

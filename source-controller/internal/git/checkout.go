@@ -3,14 +3,16 @@ package git
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/osfs"
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/sluice-gitops/sluice/shared/gitauth"
@@ -21,27 +23,47 @@ type Commit struct {
 	Revision Revision
 	// Subject is the first line of the commit message.
 	Subject string
+	// Files is the commit's tree, read from the fetched objects (no working tree is written),
+	// in fs.WalkDir order as a directory on disk is; valid until the clone's dir is removed.
+	Files fs.FS
 }
 
-// Checkout clones the repository into dir at rev: a shallow, single-reference clone for
-// branches, tags and references; for a commit, the branch (or the whole repository) and then
-// the commit. The returned revision carries the commit actually checked out.
+// inMemoryMax bounds the clones kept in memory: their objects are fetched into memory rather
+// than files, which costs less CPU than the files' system calls. A clone that goes over it is
+// fetched again into dir.
+var inMemoryMax int64 = 32 << 20
+
+// Checkout clones the repository at rev: a shallow, single-reference clone for branches, tags
+// and references; for a commit, the branch (or the whole repository) and then the commit. The
+// returned revision carries the commit actually checked out and Files its tree. The objects are
+// kept in memory up to inMemoryMax, else in the directory dir makes (called then only).
 //
-// maxSize (--git-max-clone-size; 0: no limit) bounds what the clone writes, .git and working
-// tree together: the objects are fetched first, stopped once over it; the working tree is
-// written only if its files, added to them, stay within it. Over it, the error wraps
-// ErrCloneTooLarge and says the size; dir is left for the caller to remove.
-func Checkout(ctx context.Context, dir, url string, rev Revision, auth *gitauth.Auth, maxSize int64) (Commit, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Commit{}, err
+// maxSize (--git-max-clone-size; 0: no limit) bounds the clone, its objects and its files
+// together, as a clone with a working tree would write them: the objects are fetched first,
+// stopped once over it; then the files, added to them, must stay within it. Over it, the error
+// wraps ErrCloneTooLarge and says the size; dir is left for the caller to remove.
+func Checkout(ctx context.Context, dir func() (string, error), url string, rev Revision, auth *gitauth.Auth, maxSize int64) (Commit, error) {
+	b := &budget{limit: inMemoryMax}
+	if maxSize > 0 && maxSize <= inMemoryMax {
+		b.limit = maxSize
 	}
-	// What gogit.PlainClone does (a worktree at dir, its .git inside), through the budget.
-	b := &budget{limit: maxSize}
-	wt := budgetFS{Filesystem: osfs.New(dir), budget: b}
-	dot, err := wt.Chroot(gogit.GitDirName)
+	c, err := checkout(ctx, budgetFS{Filesystem: memfs.New(), budget: b}, true, b, url, rev, auth, maxSize)
+	if !b.exceeded.Load() || b.limit == maxSize {
+		return c, err
+	}
+	path, err := dir()
 	if err != nil {
 		return Commit{}, err
 	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return Commit{}, err
+	}
+	b = &budget{limit: maxSize}
+	return checkout(ctx, budgetFS{Filesystem: osfs.New(path), budget: b}, false, b, url, rev, auth, maxSize)
+}
+
+// checkout is Checkout into the object storage dot, in memory or not, whose writes b counts.
+func checkout(ctx context.Context, dot billy.Filesystem, inMemory bool, b *budget, url string, rev Revision, auth *gitauth.Auth, maxSize int64) (Commit, error) {
 	opts := &gogit.CloneOptions{
 		URL:          url,
 		Auth:         auth.Method,
@@ -56,9 +78,12 @@ func Checkout(ctx context.Context, dir, url string, rev Revision, auth *gitauth.
 	if !rev.Pinned {
 		opts.Depth = 1
 	}
-	repo, err := gogit.CloneContext(ctx, filesystem.NewStorage(dot, cache.NewObjectLRUDefault()), wt, opts)
+	// A bare clone: no worktree. In memory, the pack is opened once rather than for every
+	// object read; on disk, that would need the storage closed.
+	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: inMemory})
+	repo, err := gogit.CloneContext(ctx, st, nil, opts)
 	if b.exceeded.Load() {
-		return Commit{}, b.tooLarge(maxSize, true)
+		return Commit{}, tooLarge(b.limit, b.limit, true)
 	}
 	if err != nil {
 		return Commit{}, err
@@ -78,49 +103,16 @@ func Checkout(ctx context.Context, dir, url string, rev Revision, auth *gitauth.
 		}
 		return Commit{}, err
 	}
+	files := newTreeFS(repo.Storer, c.TreeHash)
 	if maxSize > 0 {
-		files, err := treeSize(c)
+		size, err := files.size()
 		if err != nil {
 			return Commit{}, err
 		}
-		if size := b.written.Load() + files; size > maxSize {
-			return Commit{}, b.tooLarge(size, false)
+		if size += b.written.Load(); size > maxSize {
+			return Commit{}, tooLarge(size, maxSize, false)
 		}
-	}
-	if err := checkoutTree(repo, target, rev.Pinned); err != nil {
-		if b.exceeded.Load() {
-			return Commit{}, b.tooLarge(maxSize, true)
-		}
-		return Commit{}, err
 	}
 	subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
-	return Commit{Revision: rev.WithHash(target.String()), Subject: subject}, nil
-}
-
-// checkoutTree writes the working tree of commit: the fetched head as gogit's clone does, or the
-// pinned commit, detached.
-func checkoutTree(repo *gogit.Repository, commit plumbing.Hash, pinned bool) error {
-	wt, err := repo.Worktree()
-	if err != nil {
-		return err
-	}
-	if pinned {
-		return wt.Checkout(&gogit.CheckoutOptions{Hash: commit, Force: true})
-	}
-	return wt.Reset(&gogit.ResetOptions{Mode: gogit.MergeReset, Commit: commit})
-}
-
-// treeSize is the size of the files of c's tree, what its checkout writes; object headers give
-// it without reading the content.
-func treeSize(c *object.Commit) (int64, error) {
-	tree, err := c.Tree()
-	if err != nil {
-		return 0, err
-	}
-	var size int64
-	err = tree.Files().ForEach(func(f *object.File) error {
-		size += f.Size
-		return nil
-	})
-	return size, err
+	return Commit{Revision: rev.WithHash(target.String()), Subject: subject, Files: files}, nil
 }

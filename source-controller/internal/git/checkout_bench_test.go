@@ -3,6 +3,8 @@ package git
 import (
 	"context"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"testing"
 
@@ -13,7 +15,8 @@ import (
 )
 
 // A shallow checkout of 5,000 small files over loopback HTTP, without a size limit and with
-// one (the budget on every write and the tree added up before it is written).
+// one (the budget on every write and the tree added up first), then every file read from its
+// tree, as the archive reads them.
 func BenchmarkCheckout5kFiles(b *testing.B) {
 	server := testserver.NewGitServer(b, testserver.Options{})
 	repo := server.NewRepo(b, "bench")
@@ -30,11 +33,31 @@ func BenchmarkCheckout5kFiles(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := Checkout(context.Background(), dir+"/src", repo.HTTPURL(), rev, &gitauth.Auth{}, limit); err != nil {
+				c, err := Checkout(context.Background(), func() (string, error) { return dir + "/src", nil }, repo.HTTPURL(), rev, &gitauth.Auth{}, limit)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := readAll(c.Files); err != nil {
 					b.Fatal(err)
 				}
 				_ = os.RemoveAll(dir)
 			}
 		})
 	}
+}
+
+// readAll reads every regular file of fsys.
+func readAll(fsys fs.FS) error {
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := fsys.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(io.Discard, f)
+		return err
+	})
 }

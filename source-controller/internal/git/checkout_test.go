@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -16,10 +15,11 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
 
-// A clone over --git-max-clone-size fails before it fills the disk: a pack over the limit is
-// stopped while it is fetched, with no more than the limit written; a working tree that would
-// take the clone over it is not written at all. Within the limit, the same clone checks out.
-// Branches (shallow) and pinned commits (full clone, then the commit) alike.
+// A clone over --git-max-clone-size fails before it fills the memory or the disk: a pack over
+// the limit is stopped while it is fetched, with no more than the limit written; a tree that
+// would take the clone over it is refused. Within the limit, the same clone has the commit's
+// files. Branches (shallow) and pinned commits (full clone, then the commit) alike, kept in
+// memory (nothing on disk) or, over inMemoryMax, on disk.
 func TestCheckoutSizeLimit(t *testing.T) {
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "big")
@@ -28,33 +28,43 @@ func TestCheckoutSizeLimit(t *testing.T) {
 	_, _ = rand.Read(noise)
 	sha := repo.Commit(t, "Add a big file", map[string]string{"big.bin": string(noise), "app.yaml": "v: 1\n"})
 
-	for _, pinned := range []bool{false, true} {
-		rev := Revision{Name: DefaultBranch, RefName: plumbing.NewBranchReferenceName(DefaultBranch), Hash: sha, Pinned: pinned}
-		checkout := func(limit int64) (string, error) {
-			dir := filepath.Join(t.TempDir(), "src")
-			_, err := Checkout(context.Background(), dir, repo.HTTPURL(), rev, &gitauth.Auth{}, limit)
-			return dir, err
+	for _, onDisk := range []bool{false, true} {
+		for _, pinned := range []bool{false, true} {
+			rev := Revision{Name: DefaultBranch, RefName: plumbing.NewBranchReferenceName(DefaultBranch), Hash: sha, Pinned: pinned}
+			checkout := func(limit int64) (string, Commit, error) {
+				dir := filepath.Join(t.TempDir(), "src")
+				c, err := Checkout(context.Background(), func() (string, error) { return dir, nil }, repo.HTTPURL(), rev, &gitauth.Auth{}, limit)
+				return dir, c, err
+			}
+			name := map[bool]string{false: "branch", true: "pinned commit"}[pinned] + map[bool]string{false: " in memory", true: " on disk"}[onDisk]
+			t.Run(name, func(t *testing.T) {
+				g := NewWithT(t)
+				if onDisk {
+					defer func(m int64) { inMemoryMax = m }(inMemoryMax)
+					inMemoryMax = 64 << 10
+				}
+
+				dir, _, err := checkout(1 << 20)
+				g.Expect(errors.Is(err, ErrCloneTooLarge)).To(BeTrue(), "%v", err)
+				g.Expect(err).To(MatchError("Git clone is more than 1 MiB, over --git-max-clone-size (1 MiB)"))
+				g.Expect(treeBytes(t, dir)).To(BeNumerically("<=", 1<<20), "no more than the limit written")
+
+				_, _, err = checkout(5 << 20)
+				g.Expect(errors.Is(err, ErrCloneTooLarge)).To(BeTrue(), "%v", err)
+				g.Expect(err.Error()).To(MatchRegexp(`^Git clone is 6(\.\d)? MiB, over --git-max-clone-size \(5 MiB\)$`))
+
+				dir, c, err := checkout(8 << 20)
+				g.Expect(err).NotTo(HaveOccurred())
+				got, err := fs.ReadFile(c.Files, "big.bin")
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(got).To(Equal(noise))
+				if onDisk {
+					g.Expect(treeBytes(t, dir)).To(BeNumerically(">", 3<<20), "the objects are in dir")
+				} else {
+					g.Expect(dir).NotTo(BeAnExistingFile(), "nothing is written to disk")
+				}
+			})
 		}
-		t.Run(map[bool]string{false: "branch", true: "pinned commit"}[pinned], func(t *testing.T) {
-			g := NewWithT(t)
-
-			dir, err := checkout(1 << 20)
-			g.Expect(errors.Is(err, ErrCloneTooLarge)).To(BeTrue(), "%v", err)
-			g.Expect(err).To(MatchError("Git clone is more than 1 MiB, over --git-max-clone-size (1 MiB)"))
-			g.Expect(treeBytes(t, dir)).To(BeNumerically("<=", 1<<20), "no more than the limit written")
-
-			dir, err = checkout(5 << 20)
-			g.Expect(errors.Is(err, ErrCloneTooLarge)).To(BeTrue(), "%v", err)
-			g.Expect(err.Error()).To(MatchRegexp(`^Git clone is 6(\.\d)? MiB, over --git-max-clone-size \(5 MiB\)$`))
-			g.Expect(filepath.Join(dir, "big.bin")).NotTo(BeAnExistingFile(), "the working tree is not written")
-			g.Expect(filepath.Join(dir, "app.yaml")).NotTo(BeAnExistingFile(), "the working tree is not written")
-
-			dir, err = checkout(8 << 20)
-			g.Expect(err).NotTo(HaveOccurred())
-			got, err := os.ReadFile(filepath.Join(dir, "big.bin"))
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got).To(Equal(noise))
-		})
 	}
 }
 
@@ -63,6 +73,9 @@ func treeBytes(t *testing.T, dir string) int64 {
 	t.Helper()
 	var n int64
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // nothing written
+		}
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}

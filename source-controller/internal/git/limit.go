@@ -11,8 +11,8 @@ import (
 )
 
 // DefaultMaxCloneSize is the default of --git-max-clone-size: four times the default
-// --artifact-max-size, room for the .git of a shallow clone next to a working tree that
-// compresses into an artifact, or of which spec.ignore keeps a part.
+// --artifact-max-size, room for the objects of a shallow clone and the files of its tree, which
+// compress into an artifact, or of which spec.ignore keeps a part.
 const DefaultMaxCloneSize int64 = 1 << 30
 
 // ErrCloneTooLarge is wrapped by the error of Checkout for a clone over its limit. It is also
@@ -20,18 +20,19 @@ const DefaultMaxCloneSize int64 = 1 << 30
 // budget rather than the error.
 var ErrCloneTooLarge = errors.New("Git clone is over --git-max-clone-size")
 
-// budget counts the bytes a clone writes, its .git and working tree together, and refuses the
-// write that would go over limit (0: none), so that a huge repository stops before it fills the
-// disk.
+// budget counts the bytes a clone writes, its pack and the pack's index, and refuses the write
+// that would go over limit (0: none), so that a huge repository stops before it fills the disk
+// or the memory.
 type budget struct {
 	limit    int64
 	written  atomic.Int64
 	exceeded atomic.Bool
 }
 
-// tooLarge is the error of a clone of size bytes (the whole size unknown when partial).
-func (b *budget) tooLarge(size int64, partial bool) error {
-	return &sizelimit.Error{What: "Git clone", Size: size, Partial: partial, Flag: "--git-max-clone-size", Limit: b.limit, Err: ErrCloneTooLarge}
+// tooLarge is the error of a clone of size bytes over limit (the whole size unknown when
+// partial).
+func tooLarge(size, limit int64, partial bool) error {
+	return &sizelimit.Error{What: "Git clone", Size: size, Partial: partial, Flag: "--git-max-clone-size", Limit: limit, Err: ErrCloneTooLarge}
 }
 
 func (b *budget) take(n int) error {
@@ -46,8 +47,8 @@ func (b *budget) take(n int) error {
 }
 
 // budgetFS is a go-billy filesystem whose file writes are charged to a budget. go-git writes
-// the pack, its index, the index and the working tree through Create, OpenFile and TempFile, in
-// this filesystem or one of its Chroots.
+// the pack, its index and the references through Create, OpenFile and TempFile, in this
+// filesystem or one of its Chroots.
 type budgetFS struct {
 	billy.Filesystem
 	budget *budget

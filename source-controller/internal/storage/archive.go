@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"archive/tar"
 	"bufio"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -45,10 +43,8 @@ var newGzipWriter = func(w io.Writer) (io.WriteCloser, error) {
 }
 
 // Archive writes a reproducible gzipped tarball of dir to the artifact's path and sets its
-// Digest, Size and LastUpdateTime. Only directories and regular files are archived, walked in
-// lexical order, with names relative to dir, zero times and owners and normalised modes, so the
-// digest depends on the content and exec bits only. filter(p, d) returning true excludes the
-// slash-separated relative path p (a whole tree for a directory); nil excludes nothing.
+// Digest, Size and LastUpdateTime: ArchiveFS of dir, opened as an os.Root so that a file swapped
+// for a symlink during the walk cannot pull content from outside dir into the artifact.
 // Beyond MaxSize it fails with an error wrapping ErrArtifactTooLarge and leaves no file.
 func (s *Storage) Archive(a *meta.Artifact, dir string, filter func(p string, d fs.DirEntry) bool) error {
 	// The walk does not descend into a root that is a symlink: resolve it first.
@@ -63,13 +59,38 @@ func (s *Storage) Archive(a *meta.Artifact, dir string, filter func(p string, d 
 	if !fi.IsDir() {
 		return fmt.Errorf("archiving: '%s' is not a directory", dir)
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("archiving: %w", err)
+	}
+	defer root.Close()
+	return s.archive(a, root.FS(), dir, filter)
+}
+
+// ArchiveFS writes a reproducible gzipped tarball of the file tree fsys to the artifact's path
+// and sets its Digest, Size and LastUpdateTime. Only directories and regular files are
+// archived, walked in lexical order (fs.WalkDir), with their slash-separated names, zero times
+// and owners and normalised modes (0755 for directories and files with an exec bit, 0644
+// otherwise, as the opened file's Stat says), so the digest depends on the content and exec
+// bits only. filter(p, d) returning true excludes p (a whole tree for a directory); nil
+// excludes nothing. Beyond MaxSize it fails with an error wrapping ErrArtifactTooLarge and
+// leaves no file.
+func (s *Storage) ArchiveFS(a *meta.Artifact, fsys fs.FS, filter func(p string, d fs.DirEntry) bool) error {
+	return s.archive(a, fsys, "", filter)
+}
+
+// archive is ArchiveFS; errors of the walk name dir when there is one.
+func (s *Storage) archive(a *meta.Artifact, fsys fs.FS, dir string, filter func(p string, d fs.DirEntry) bool) error {
 	return s.write(a, func(w io.Writer) error {
 		gz, err := newGzipWriter(w)
 		if err != nil {
 			return err
 		}
-		if err := writeTar(gz, dir, filter); err != nil {
-			return err
+		if err := writeTar(gz, fsys, filter); err != nil {
+			if dir != "" {
+				return fmt.Errorf("archiving '%s': %w", dir, err)
+			}
+			return fmt.Errorf("archiving: %w", err)
 		}
 		return gz.Close()
 	})
@@ -172,99 +193,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	c.h.Write(p[:n])
 	c.n += int64(n)
 	return n, err
-}
-
-// writeTar writes the tar stream of dir to w; see Archive for the normalisation.
-func writeTar(w io.Writer, dir string, filter func(p string, d fs.DirEntry) bool) error {
-	dir = filepath.Clean(dir)
-	// Files are opened through an os.Root: a file swapped for a symlink during the walk cannot
-	// pull content from outside dir into the artifact.
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-
-	prefix := dir + string(filepath.Separator)
-	if strings.HasSuffix(dir, string(filepath.Separator)) {
-		prefix = dir
-	}
-	tw := tar.NewWriter(w)
-	buf := make([]byte, 64<<10) // one read buffer for every file
-	var hdr tar.Header
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == dir {
-			return nil
-		}
-		rel := p[len(prefix):]
-		name := filepath.ToSlash(rel)
-		if filter != nil && filter(name, d) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch {
-		case d.IsDir():
-			hdr = tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, Format: tar.FormatPAX}
-			return tw.WriteHeader(&hdr)
-		case d.Type().IsRegular():
-			return writeFile(tw, root, rel, name, &hdr, buf)
-		default:
-			return nil // symlinks, devices, FIFOs, sockets: not part of an artifact
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("archiving '%s': %w", dir, err)
-	}
-	return tw.Close()
-}
-
-func writeFile(tw *tar.Writer, root *os.Root, rel, name string, hdr *tar.Header, buf []byte) error {
-	f, err := root.Open(rel)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil // replaced since the directory was read
-	}
-	mode := int64(0o644)
-	if fi.Mode()&0o111 != 0 {
-		mode = 0o755
-	}
-	size := fi.Size()
-	*hdr = tar.Header{Typeflag: tar.TypeReg, Name: name, Size: size, Mode: mode, Format: tar.FormatPAX}
-	if err := tw.WriteHeader(hdr); err != nil {
-		return err
-	}
-	// Exactly the size announced in the header; os.File's WriteTo is bypassed as it would
-	// allocate a buffer per file.
-	for left := size; left > 0; {
-		chunk := buf
-		if int64(len(chunk)) > left {
-			chunk = chunk[:left]
-		}
-		n, err := io.ReadFull(f, chunk)
-		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-				return fmt.Errorf("'%s' shrank while being archived", name)
-			}
-			return err
-		}
-		if _, err := tw.Write(chunk[:n]); err != nil {
-			return err
-		}
-		left -= int64(n)
-	}
-	return nil
 }
 
 // digestOf hashes r with alg.

@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -19,36 +21,41 @@ const fluxYAML = ".flux.yaml"
 // .flux.yaml must reach the artifact.
 var defaultIgnore = strings.Join([]string{sourceignore.ExcludeVCS, sourceignore.ExcludeCI, sourceignore.ExcludeExt}, ",")
 
-// IgnoreFilter returns the filter for Archive of dir. Patterns, in gitignore syntax, apply in this
-// order, a later match overriding an earlier one (so `!` can re-include): the defaults, every
-// .sourceignore file in dir and its subdirectories (scoped to its directory, parents before
-// children), then specIgnore (relative to dir) when set. Files named .flux.yaml, and the
-// directories leading to them, are never excluded; .git, anywhere, always is.
+// IgnoreFilter returns the filter for Archive of dir: IgnoreFilterFS of dir.
 func IgnoreFilter(dir string, specIgnore *string) (func(p string, d fs.DirEntry) bool, error) {
-	var ps []gitignore.Pattern
-	for _, p := range strings.Split(defaultIgnore, ",") {
-		ps = append(ps, gitignore.ParsePattern(p, nil))
-	}
 	dir, err := filepath.EvalSymlinks(dir) // the walk does not descend into a symlinked root
 	if err != nil {
 		return nil, err
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return IgnoreFilterFS(root.FS(), specIgnore)
+}
+
+// IgnoreFilterFS returns the filter for ArchiveFS of fsys. Patterns, in gitignore syntax, apply
+// in this order, a later match overriding an earlier one (so `!` can re-include): the defaults,
+// every .sourceignore file in fsys (scoped to its directory, in the order of the walk: parents
+// before children), then specIgnore (relative to the root) when set. Files named .flux.yaml, and
+// the directories leading to them, are never excluded; .git, anywhere, always is.
+func IgnoreFilterFS(fsys fs.FS, specIgnore *string) (func(p string, d fs.DirEntry) bool, error) {
+	var ps []gitignore.Pattern
+	for _, p := range strings.Split(defaultIgnore, ",") {
+		ps = append(ps, gitignore.ParsePattern(p, nil))
+	}
 	keepDirs := map[string]bool{}
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == ".git" && p != dir {
-			return filepath.SkipDir // big, and never archived
+		if d.IsDir() && d.Name() == ".git" && rel != "." {
+			return fs.SkipDir // big, and never archived
 		}
 		if d.IsDir() {
 			return nil
 		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
 		switch d.Name() {
 		case sourceignore.IgnoreFile:
 			if !d.Type().IsRegular() {
@@ -58,7 +65,7 @@ func IgnoreFilter(dir string, specIgnore *string) (func(p string, d fs.DirEntry)
 			if parent := path.Dir(rel); parent != "." {
 				domain = strings.Split(parent, "/")
 			}
-			found, err := sourceignore.ReadIgnoreFile(p, domain)
+			found, err := readIgnoreFile(fsys, rel, domain)
 			if err != nil {
 				return err
 			}
@@ -90,4 +97,18 @@ func IgnoreFilter(dir string, specIgnore *string) (func(p string, d fs.DirEntry)
 		}
 		return m.Match(parts, isDir)
 	}, nil
+}
+
+// readIgnoreFile reads the patterns of the .sourceignore file at rel; one removed since the
+// walk listed it has none.
+func readIgnoreFile(fsys fs.FS, rel string, domain []string) ([]gitignore.Pattern, error) {
+	f, err := fsys.Open(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return sourceignore.ReadPatterns(f, domain), nil
 }
