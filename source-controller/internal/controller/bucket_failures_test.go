@@ -17,6 +17,7 @@ import (
 func TestBucketWrongCredentialsKeepTheLastArtifact(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
+	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{AccessKey: "flux", SecretKey: "right"})
 	s3.Put(t, "manifests", "app.yaml", "v: 1\n")
 	createSecret(t, ns, "good", map[string][]byte{"accesskey": []byte("flux"), "secretkey": []byte("right")})
@@ -51,6 +52,7 @@ func TestBucketWrongCredentialsKeepTheLastArtifact(t *testing.T) {
 func TestBucketTLSWithCertSecretRef(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
+	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{AccessKey: "flux", SecretKey: "s3cret", TLS: true})
 	s3.Put(t, "manifests", "app.yaml", "tls\n")
 	createSecret(t, ns, "keys", map[string][]byte{"accesskey": []byte("flux"), "secretkey": []byte("s3cret")})
@@ -72,6 +74,7 @@ func TestBucketTLSWithCertSecretRef(t *testing.T) {
 func TestBucketOverMaxSizeKeepsTheLastArtifact(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
+	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{})
 	s3.Put(t, "manifests", "app.yaml", "small\n")
 	key := createBucket(t, ns, "big", sourcev1.BucketSpec{BucketName: "manifests", Endpoint: s3.Endpoint(), Insecure: true})
@@ -95,6 +98,7 @@ func TestBucketOverMaxSizeKeepsTheLastArtifact(t *testing.T) {
 func TestBucketCloudIdentityProvidersStall(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
+	bucketController(t)
 	for name, provider := range map[string]string{"gcs": sourcev1.BucketProviderGoogle, "blob": sourcev1.BucketProviderAzure, "s3": sourcev1.BucketProviderAmazon} {
 		key := createBucket(t, ns, name, sourcev1.BucketSpec{Provider: provider, BucketName: "manifests", Endpoint: "storage.example.invalid"})
 		g.Eventually(bucketCondition(key, meta.StalledCondition), timeout).Should(And(

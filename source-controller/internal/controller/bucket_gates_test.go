@@ -19,6 +19,7 @@ import (
 func TestBucketWaitsOnItsGates(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
+	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{})
 	s3.Put(t, "manifests", "app.yaml", "v: 1\n")
 	setGate(t, ns, "change-freeze", false)

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/events"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -26,29 +26,33 @@ import (
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 )
 
-var startBuckets sync.Once
-
-// bucketController runs the Bucket reconciler against the suite's API server and storage, in a
-// manager of its own started by the first Bucket test; it stops with the test binary.
+// bucketController runs the Bucket reconciler against the suite's API server and storage for
+// the test, in a manager of its own that stops (and stops writing) before the test ends.
 func bucketController(t *testing.T) {
 	t.Helper()
-	startBuckets.Do(func() {
-		g := NewWithT(t)
-		mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: k8s.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
-		g.Expect(err).NotTo(HaveOccurred())
-		recorder, err := events.NewRecorder(mgr, ctrl.Log, "", ControllerName)
-		g.Expect(err).NotTo(HaveOccurred())
-		r := &BucketReconciler{SourceReconciler: SourceReconciler{
-			Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: ControllerName,
-		}}
-		g.Expect(r.SetupWithManager(context.Background(), mgr, controller.Options{MaxConcurrentReconciles: 4})).To(Succeed())
-		go func() { _ = mgr.Start(context.Background()) }()
+	g := NewWithT(t)
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: k8s.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", ControllerName)
+	g.Expect(err).NotTo(HaveOccurred())
+	r := &BucketReconciler{SourceReconciler: SourceReconciler{
+		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: ControllerName,
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Expect(r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptr.To(true)})).To(Succeed())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = mgr.Start(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
 	})
 }
 
 func createBucket(t *testing.T, ns, name string, spec sourcev1.BucketSpec) client.ObjectKey {
 	t.Helper()
-	bucketController(t)
 	if spec.Interval.Duration == 0 {
 		spec.Interval = metav1.Duration{Duration: time.Hour}
 	}

@@ -17,6 +17,7 @@ import (
 func TestBucketFetchesObjectsUnderPrefix(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
+	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{AccessKey: "flux", SecretKey: "s3cret-key"})
 	app := map[string]string{"app/deploy.yaml": "kind: Deployment\n", "app/base/svc.yaml": "kind: Service\n"}
 	for k, v := range app {
@@ -49,6 +50,7 @@ func TestBucketFetchesObjectsUnderPrefix(t *testing.T) {
 func TestBucketDownloadsOnlyWhenTheListingChanges(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
+	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{})
 	objects := map[string]string{"a.yaml": "a: 1\n", "b.yaml": "b: 1\n", ".sourceignore": "*.md\n", "README.md": "docs"}
 	for k, v := range objects {
@@ -83,6 +85,7 @@ func TestBucketDownloadsOnlyWhenTheListingChanges(t *testing.T) {
 func TestBucketIgnoreRules(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
+	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{})
 	for k, v := range map[string]string{
 		".sourceignore": "*.md\n", "README.md": "docs", "docs/KEEP.md": "kept",
