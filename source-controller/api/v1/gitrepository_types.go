@@ -11,6 +11,7 @@ import (
 const GitRepositoryKind = "GitRepository"
 
 // GitRepositorySpec says which repository and reference to fetch and how often.
+// +kubebuilder:validation:XValidation:rule="!has(self.serviceAccountName) || (has(self.provider) && (self.provider == 'azure' || self.provider == 'aws'))",message="serviceAccountName can only be set when provider is 'azure' or 'aws'"
 type GitRepositorySpec struct {
 	// URL of the repository: http, https or ssh.
 	// +kubebuilder:validation:Pattern="^(http|https|ssh)://.*$"
@@ -22,6 +23,18 @@ type GitRepositorySpec struct {
 	// `known_hosts` (required) and optionally `password` for the key.
 	// +optional
 	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+
+	// Provider of the credentials: `generic` (default, spec.secretRef), or `aws`, `azure` and
+	// `github`, which need a cloud or app identity this controller does not obtain: such a
+	// GitRepository is Stalled with a message saying so.
+	// +kubebuilder:validation:Enum=generic;aws;azure;github
+	// +optional
+	Provider string `json:"provider,omitempty"`
+
+	// ServiceAccountName is the ServiceAccount whose cloud identity `aws` and `azure` providers
+	// would use (see provider).
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// Interval at which the repository is checked for new revisions.
 	// +kubebuilder:validation:Type=string
@@ -40,6 +53,16 @@ type GitRepositorySpec struct {
 	// +optional
 	Reference *GitRepositoryRef `json:"ref,omitempty"`
 
+	// Verification checks the OpenPGP or SSH signature of the commit and/or the tag against the
+	// public keys of a Secret; an unverified revision is not stored.
+	// +optional
+	Verification *GitRepositoryVerification `json:"verify,omitempty"`
+
+	// ProxySecretRef names a Secret in the same namespace with the HTTP(S) proxy to reach the
+	// repository through: `address`, and optionally `username` and `password`.
+	// +optional
+	ProxySecretRef *meta.LocalObjectReference `json:"proxySecretRef,omitempty"`
+
 	// Ignore overrides the default exclusions with .gitignore-style patterns, relative to the root.
 	// +optional
 	Ignore *string `json:"ignore,omitempty"`
@@ -47,6 +70,18 @@ type GitRepositorySpec struct {
 	// Suspend stops the reconciliation of this source.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// RecurseSubmodules checks the repository's submodules out too, with the same credentials.
+	// +optional
+	RecurseSubmodules bool `json:"recurseSubmodules,omitempty"`
+
+	// Include copies the artifacts of other GitRepositories of the namespace into this one's.
+	// +optional
+	Include []GitRepositoryInclude `json:"include,omitempty"`
+
+	// SparseCheckout limits the artifact to these directories of the repository.
+	// +optional
+	SparseCheckout []string `json:"sparseCheckout,omitempty"`
 
 	// Gates hold the source on its last artifact while they are closed.
 	// +optional
@@ -88,9 +123,29 @@ type GitRepositoryStatus struct {
 	// +optional
 	Artifact *meta.Artifact `json:"artifact,omitempty"`
 
+	// IncludedArtifacts are the artifacts of spec.include the artifact was built with, in order.
+	// +optional
+	IncludedArtifacts []*meta.Artifact `json:"includedArtifacts,omitempty"`
+
 	// ObservedIgnore is the spec.ignore the artifact was built with.
 	// +optional
 	ObservedIgnore *string `json:"observedIgnore,omitempty"`
+
+	// ObservedRecurseSubmodules is the spec.recurseSubmodules the artifact was built with.
+	// +optional
+	ObservedRecurseSubmodules bool `json:"observedRecurseSubmodules,omitempty"`
+
+	// ObservedInclude is the spec.include the artifact was built with.
+	// +optional
+	ObservedInclude []GitRepositoryInclude `json:"observedInclude,omitempty"`
+
+	// ObservedSparseCheckout is the spec.sparseCheckout the artifact was built with.
+	// +optional
+	ObservedSparseCheckout []string `json:"observedSparseCheckout,omitempty"`
+
+	// SourceVerificationMode is what the last verification checked: HEAD, Tag or TagAndHEAD.
+	// +optional
+	SourceVerificationMode *GitVerificationMode `json:"sourceVerificationMode,omitempty"`
 
 	// Gates says whether the object's gates hold it, and what waits behind them; absent when
 	// the object has no gates.

@@ -57,6 +57,25 @@ type OCIRepositoryVerification struct {
 	// SecretRef names a Secret with the public keys (`*.pub`) the signatures are checked with.
 	// +optional
 	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+	// MatchOIDCIdentity lists the OIDC issuers and subjects a keyless signature may come from;
+	// keyless verification is refused (see above), so it is kept for compatibility only.
+	// +optional
+	MatchOIDCIdentity []OIDCIdentityMatch `json:"matchOIDCIdentity,omitempty"`
+	// TrustedRootSecretRef names a Secret with the Sigstore trusted root of keyless
+	// verification, refused likewise.
+	// +optional
+	TrustedRootSecretRef *meta.LocalObjectReference `json:"trustedRootSecretRef,omitempty"`
+}
+
+// OIDCIdentityMatch is an OIDC issuer and subject, both regular expressions, a keyless
+// signature must match.
+type OIDCIdentityMatch struct {
+	// Issuer matches the OIDC issuer.
+	// +required
+	Issuer string `json:"issuer"`
+	// Subject matches the identity of the signer.
+	// +required
+	Subject string `json:"subject"`
 }
 
 // HelmChartSpec says which chart to build, from which source, and how.

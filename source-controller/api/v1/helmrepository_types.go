@@ -17,6 +17,20 @@ const (
 	HelmRepositoryTypeOCI = "oci"
 )
 
+// AccessFrom lists the namespaces allowed to use an object, by label selectors.
+type AccessFrom struct {
+	// NamespaceSelectors: a namespace matching any of them is allowed.
+	// +required
+	NamespaceSelectors []NamespaceSelector `json:"namespaceSelectors"`
+}
+
+// NamespaceSelector selects namespaces by their labels.
+type NamespaceSelector struct {
+	// MatchLabels are the labels a namespace must have, all of them.
+	// +optional
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+}
+
 // HelmRepositorySpec says where a Helm repository is and how to reach it.
 // +kubebuilder:validation:XValidation:rule="self.type != 'oci' || self.url.startsWith('oci://')",message="an oci HelmRepository needs an oci:// URL"
 // +kubebuilder:validation:XValidation:rule="self.type == 'oci' || !self.url.startsWith('oci://')",message="an oci:// URL needs type: oci"
@@ -64,6 +78,19 @@ type HelmRepositorySpec struct {
 	// +kubebuilder:default=default
 	// +optional
 	Type string `json:"type,omitempty"`
+
+	// AccessFrom lists the namespaces whose HelmReleases may use this repository, as Flux's
+	// helm-controller reads it; the source-controller does not enforce it.
+	// +optional
+	AccessFrom *AccessFrom `json:"accessFrom,omitempty"`
+
+	// Provider of the credentials of an oci repository: `generic` (default, spec.secretRef), or
+	// `aws`, `azure` and `gcp`, which need a cloud identity this controller does not obtain:
+	// such a HelmRepository is Stalled with a message saying so.
+	// +kubebuilder:validation:Enum=generic;aws;azure;gcp
+	// +kubebuilder:default:=generic
+	// +optional
+	Provider string `json:"provider,omitempty"`
 
 	// Gates hold the source on its last artifact while they are closed.
 	// +optional

@@ -29,6 +29,10 @@ type OCIRepositoryRef struct {
 	// Tag to pull (default latest).
 	// +optional
 	Tag string `json:"tag,omitempty"`
+	// SemverFilter keeps, of the tags in the SemVer range, those matching this regular
+	// expression, e.g. `.*-rc.*` for release candidates.
+	// +optional
+	SemverFilter string `json:"semverFilter,omitempty"`
 }
 
 // OCILayerSelector chooses the layer of the artifact.
@@ -57,6 +61,25 @@ type OCIRepositorySpec struct {
 	// SecretRef names a Secret of type kubernetes.io/dockerconfigjson with the registry credentials.
 	// +optional
 	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+	// Provider of the credentials: `generic` (default, spec.secretRef), or `aws`, `azure` and
+	// `gcp`, which need a cloud identity this controller does not obtain: such an OCIRepository
+	// is Stalled with a message saying so.
+	// +kubebuilder:validation:Enum=generic;aws;azure;gcp
+	// +kubebuilder:default:=generic
+	// +optional
+	Provider string `json:"provider,omitempty"`
+	// ServiceAccountName is the ServiceAccount whose image pull secrets, or cloud identity, would
+	// authenticate to the registry (see provider).
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// CertSecretRef names a Secret with `ca.crt` to verify the registry's certificate, and
+	// `tls.crt` with `tls.key` for a client certificate.
+	// +optional
+	CertSecretRef *meta.LocalObjectReference `json:"certSecretRef,omitempty"`
+	// ProxySecretRef names a Secret with the HTTP(S) proxy to reach the registry through:
+	// `address`, and optionally `username` and `password`.
+	// +optional
+	ProxySecretRef *meta.LocalObjectReference `json:"proxySecretRef,omitempty"`
 	// Insecure allows plain HTTP.
 	// +optional
 	Insecure bool `json:"insecure,omitempty"`
