@@ -136,7 +136,8 @@ func revisionAlgorithm(revision string, storage digest.Algorithm) digest.Algorit
 // waitingRevision is the revision the bucket lists while the gates hold the Bucket ("" when it
 // is the stored one or cannot be listed): a listing, no download.
 func (r *BucketReconciler) waitingRevision(ctx context.Context, obj *sourcev1.Bucket) string {
-	if needsCloudIdentity(obj) != nil {
+	a := obj.Status.Artifact
+	if a == nil || needsCloudIdentity(obj) != nil {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, bucketTimeout(obj))
@@ -149,7 +150,6 @@ func (r *BucketReconciler) waitingRevision(ctx context.Context, obj *sourcev1.Bu
 	if err != nil {
 		return ""
 	}
-	a := obj.Status.Artifact
 	rev := ix.revision(revisionAlgorithm(a.Revision, r.Storage.DigestAlgorithm))
 	if rev == a.Revision {
 		return ""

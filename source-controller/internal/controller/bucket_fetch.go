@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"sync"
@@ -24,7 +25,7 @@ const maxConcurrentBucketFetches = 20
 // errBucketTooLarge is wrapped by the error of objects over --artifact-max-size.
 var errBucketTooLarge = errors.New("bucket objects are over --artifact-max-size")
 
-// tooLarge is the error of the bucket's objects of size bytes (more, when partial) over limit.
+// bucketTooLarge is the error of the bucket's objects of size bytes (more, when partial) over limit.
 func bucketTooLarge(name string, size, limit int64, partial bool) error {
 	return &sizelimit.Error{What: fmt.Sprintf("the content of bucket '%s'", name), Size: size, Partial: partial,
 		Flag: "--artifact-max-size", Limit: limit, Err: errors.Join(errBucketTooLarge, storage.ErrArtifactTooLarge)}
@@ -90,7 +91,7 @@ func fetchObjects(ctx context.Context, c *bucket.Client, name string, ix bucketI
 // budgetWriter counts what all downloads of one fetch write together, and fails the one that
 // goes over the limit.
 type budgetWriter struct {
-	w     interface{ Write([]byte) (int, error) }
+	w     io.Writer
 	used  *atomic.Int64
 	limit int64
 	name  string

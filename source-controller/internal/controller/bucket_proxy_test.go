@@ -51,4 +51,3 @@ func TestBucketProxyAndEndpoint(t *testing.T) {
 	bad := createBucket(t, ns, "scheme", sourcev1.BucketSpec{BucketName: "manifests", Endpoint: "http://" + s3.Endpoint() + "/path"})
 	g.Eventually(bucketCondition(bad, meta.StalledCondition), timeout).Should(HavePrefix("True|URLInvalid|invalid endpoint: endpoint 'http://"))
 }
-
