@@ -24,6 +24,9 @@ type S3Options struct {
 	AccessKey, SecretKey string
 	// TLS serves HTTPS with httptest's certificate for 127.0.0.1; CAPEM returns it.
 	TLS bool
+	// ClientCert, with TLS, requires a client certificate issued by the server's own CA
+	// (ClientCertPEM).
+	ClientCert bool
 }
 
 // S3 is an S3 object storage in process: gofakes3 (an implementation of the S3 REST API) over
@@ -31,8 +34,9 @@ type S3Options struct {
 // ("/bucket/key"), as clients do for an IP endpoint. Content lives in memory and is lost with
 // the test.
 type S3 struct {
-	srv     *httptest.Server
-	backend *s3mem.Backend
+	srv      *httptest.Server
+	backend  *s3mem.Backend
+	clientCA *clientCA // nil without S3Options.ClientCert
 
 	mu sync.Mutex
 	// gets counts the GETs of each object's content, by "bucket/key".
@@ -52,6 +56,11 @@ func NewS3(t testing.TB, opts S3Options) *S3 {
 	s.srv = httptest.NewUnstartedServer(s.count(handler))
 	s.srv.Config.ErrorLog = log.New(logWriter(cleanupSafeLogf(t)), "", 0)
 	if opts.TLS {
+		if opts.ClientCert {
+			s.clientCA = newClientCA(t)
+			s.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+			s.clientCA.require(s.srv.TLS)
+		}
 		s.srv.StartTLS()
 	} else {
 		s.srv.Start()
@@ -96,6 +105,16 @@ func (s *S3) TLSConfig() *tls.Config {
 	pool := x509.NewCertPool()
 	pool.AddCert(s.srv.Certificate())
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+}
+
+// ClientCertPEM issues a client certificate the server accepts, as `tls.crt` and `tls.key`; the
+// server must require client certificates (S3Options.ClientCert).
+func (s *S3) ClientCertPEM(t testing.TB) (certPEM, keyPEM []byte) {
+	t.Helper()
+	if s.clientCA == nil {
+		t.Fatal("the S3 server does not require client certificates: set S3Options.ClientCert")
+	}
+	return s.clientCA.issue(t)
 }
 
 // Put stores content at key, creating the bucket when it does not exist. The object's ETag is

@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"testing"
@@ -88,4 +89,28 @@ func TestS3ChecksSignatures(t *testing.T) {
 	g.Expect(minio.ToErrorResponse(err).Code).To(Equal("InvalidAccessKeyId"))
 	_, err = listKeys(s3Client(t, s, "", ""), "manifests", "")
 	g.Expect(minio.ToErrorResponse(err).Code).To(Equal("AccessDenied"))
+}
+
+// A server that requires client certificates refuses a client without one and serves a client
+// with a certificate it issued.
+func TestS3RequiresClientCertificates(t *testing.T) {
+	g := NewWithT(t)
+	s := NewS3(t, S3Options{TLS: true, ClientCert: true})
+	s.Put(t, "manifests", "a.yaml", "a")
+
+	_, err := listKeys(s3Client(t, s, "", ""), "manifests", "")
+	g.Expect(err).To(HaveOccurred())
+
+	certPEM, keyPEM := s.ClientCertPEM(t)
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	g.Expect(err).NotTo(HaveOccurred())
+	cfg := s.TLSConfig()
+	cfg.Certificates = []tls.Certificate{pair}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg
+	c, err := minio.New(s.Endpoint(), &minio.Options{Secure: true, Transport: tr})
+	g.Expect(err).NotTo(HaveOccurred())
+	keys, err := listKeys(c, "manifests", "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(keys).To(HaveLen(1))
 }

@@ -108,3 +108,24 @@ func TestBucketCloudIdentityProvidersStall(t *testing.T) {
 		g.Expect(bucketCondition(key, sourcev1.FetchFailedCondition)(g)).To(ContainSubstring("'"+provider+"' provider"), name)
 	}
 }
+
+// A server that requires a client certificate gets the one of spec.certSecretRef (tls.crt,
+// tls.key, with the server's ca.crt); without it the handshake fails.
+func TestBucketClientCertificate(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	bucketController(t)
+	s3 := testserver.NewS3(t, testserver.S3Options{TLS: true, ClientCert: true})
+	s3.Put(t, "manifests", "app.yaml", "mtls\n")
+	certPEM, keyPEM := s3.ClientCertPEM(t)
+	createSecret(t, ns, "ca-only", map[string][]byte{"ca.crt": s3.CAPEM()})
+	createSecret(t, ns, "client", map[string][]byte{"ca.crt": s3.CAPEM(), "tls.crt": certPEM, "tls.key": keyPEM})
+	spec := sourcev1.BucketSpec{BucketName: "manifests", Endpoint: s3.Endpoint(), CertSecretRef: &meta.LocalObjectReference{Name: "ca-only"}}
+
+	refused := createBucket(t, ns, "no-client-cert", spec)
+	g.Eventually(bucketCondition(refused, sourcev1.FetchFailedCondition), timeout).Should(HavePrefix("True|BucketOperationFailed|"))
+
+	spec.CertSecretRef.Name = "client"
+	key := createBucket(t, ns, "client-cert", spec)
+	g.Eventually(bucketRevision(key), timeout).Should(Equal(wantRevision(map[string]string{"app.yaml": "mtls\n"})))
+}
