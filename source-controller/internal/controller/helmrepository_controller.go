@@ -8,6 +8,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 )
@@ -41,7 +42,7 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		}
 		if obj.Spec.Type == sourcev1.HelmRepositoryTypeOCI {
 			k.withoutArtifact = true
-			k.steps = func(context.Context) (time.Duration, error) { reconcileOCIType(obj); return 0, nil }
+			k.steps = func(context.Context) (time.Duration, error) { return 0, reconcileOCIType(obj) }
 		}
 		return k
 	})
@@ -50,12 +51,17 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 // reconcileOCIType is the whole reconcile of a HelmRepository of type oci: there is no index to
 // fetch, HelmCharts resolve and pull their chart from the registry. What an index fetch left
 // (an artifact, its conditions) no longer applies.
-func reconcileOCIType(obj *sourcev1.HelmRepository) {
+func reconcileOCIType(obj *sourcev1.HelmRepository) error {
 	obj.Status.Artifact, obj.Status.URL = nil, ""
+	if err := cloudProvider(obj.Spec.Provider); err != nil {
+		conditions.MarkFalse(obj, meta.ReadyCondition, sourcev1.AuthenticationFailedReason, "%s", err)
+		return reconcile.TerminalError(err)
+	}
 	for _, c := range []string{sourcev1.ArtifactInStorageCondition, sourcev1.ArtifactOutdatedCondition,
 		sourcev1.FetchFailedCondition, sourcev1.StorageOperationFailedCondition} {
 		conditions.Delete(obj, c)
 	}
 	conditions.MarkTrue(obj, meta.ReadyCondition, meta.SucceededReason,
 		"Helm repository of type oci: charts are resolved from the registry by each HelmChart")
+	return nil
 }

@@ -18,7 +18,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
@@ -44,6 +46,7 @@ var errLayerTooLarge = errors.New("OCI layer is over --oci-max-layer-size")
 
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=ocirepositories,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=ocirepositories/status;ocirepositories/finalizers,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch
 
 func (r *OCIRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &sourcev1.OCIRepository{}
@@ -174,8 +177,15 @@ func (r *OCIRepositoryReconciler) resolve(ctx context.Context, obj *sourcev1.OCI
 		if err != nil {
 			return "", nil, r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("listing the tags of '%s': %w", obj.Spec.URL, err))
 		}
+		if ref.SemverFilter != "" {
+			if tags, err = filterTags(tags, ref.SemverFilter); err != nil {
+				return "", nil, r.fetchFailed(obj, sourcev1.URLInvalidReason, reconcile.TerminalError(err))
+			}
+		}
 		best, err := highestTag(tags, ref.SemVer)
-		if errors.Is(err, errNoTagInRange) {
+		if errors.Is(err, errNoTagInRange) && ref.SemverFilter != "" {
+			err = fmt.Errorf("no tag matching semverFilter '%s' is in the semver range '%s'", ref.SemverFilter, ref.SemVer)
+		} else if errors.Is(err, errNoTagInRange) {
 			err = fmt.Errorf("no tag matches the semver range '%s'", ref.SemVer)
 		}
 		if err != nil {
@@ -241,25 +251,52 @@ func (r *OCIRepositoryReconciler) storeLayer(obj *sourcev1.OCIRepository, art *m
 
 // remoteOptions are the registry credentials of spec.secretRef (a dockerconfigjson Secret).
 func (r *OCIRepositoryReconciler) remoteOptions(ctx context.Context, obj *sourcev1.OCIRepository) ([]remote.Option, error) {
-	if obj.Spec.SecretRef == nil {
-		return nil, nil
+	if err := cloudProvider(obj.Spec.Provider); err != nil {
+		return nil, reconcile.TerminalError(err)
 	}
-	data, err := r.secretData(ctx, obj.Namespace, obj.Spec.SecretRef.Name)
-	if err != nil {
-		return nil, err
-	}
-	var cfg struct {
-		Auths map[string]authn.AuthConfig `json:"auths"`
-	}
-	if err := json.Unmarshal(data[".dockerconfigjson"], &cfg); err != nil {
-		return nil, fmt.Errorf("secret '%s/%s': '.dockerconfigjson' does not parse: %w", obj.Namespace, obj.Spec.SecretRef.Name, err)
-	}
+	var opts []remote.Option
 	host := strings.SplitN(strings.TrimPrefix(obj.Spec.URL, "oci://"), "/", 2)[0]
-	auth, ok := cfg.Auths[host]
-	if !ok {
+	var secretNames []string
+	if obj.Spec.SecretRef != nil {
+		secretNames = append(secretNames, obj.Spec.SecretRef.Name)
+	}
+	if name := obj.Spec.ServiceAccountName; name != "" {
+		sa := &corev1.ServiceAccount{}
+		if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: name}, sa); err != nil {
+			return nil, fmt.Errorf("reading ServiceAccount '%s/%s': %w", obj.Namespace, name, err)
+		}
+		for _, s := range sa.ImagePullSecrets {
+			secretNames = append(secretNames, s.Name)
+		}
+	}
+	found := false
+	for _, name := range secretNames {
+		data, err := r.secretData(ctx, obj.Namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		var cfg struct {
+			Auths map[string]authn.AuthConfig `json:"auths"`
+		}
+		if err := json.Unmarshal(data[".dockerconfigjson"], &cfg); err != nil {
+			return nil, fmt.Errorf("secret '%s/%s': '.dockerconfigjson' does not parse: %w", obj.Namespace, name, err)
+		}
+		if auth, ok := cfg.Auths[host]; ok {
+			opts, found = append(opts, remote.WithAuth(authn.FromConfig(auth))), true
+			break
+		}
+	}
+	if !found && obj.Spec.SecretRef != nil {
 		return nil, fmt.Errorf("secret '%s/%s' has no credentials for '%s'", obj.Namespace, obj.Spec.SecretRef.Name, host)
 	}
-	return []remote.Option{remote.WithAuth(authn.FromConfig(auth))}, nil
+	if obj.Spec.CertSecretRef != nil || obj.Spec.ProxySecretRef != nil {
+		t, err := r.secretTransport(ctx, obj.Namespace, obj.Spec.CertSecretRef, obj.Spec.ProxySecretRef)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, remote.WithTransport(t))
+	}
+	return opts, nil
 }
 
 // selectLayer is the first layer of the media type (or the first layer).

@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 
 	"github.com/Masterminds/semver/v3"
@@ -29,4 +30,19 @@ func highestTag(tags []string, rng string) (string, error) {
 	}
 	sort.Sort(sort.Reverse(semver.Collection(versions)))
 	return versions[0].Original(), nil
+}
+
+// filterTags keeps the tags that the regular expression filter matches (spec.ref.semverFilter).
+func filterTags(tags []string, filter string) ([]string, error) {
+	re, err := regexp.Compile(filter)
+	if err != nil {
+		return nil, fmt.Errorf("semverFilter '%s' is not a regular expression: %w", filter, err)
+	}
+	var kept []string
+	for _, t := range tags {
+		if re.MatchString(t) {
+			kept = append(kept, t)
+		}
+	}
+	return kept, nil
 }

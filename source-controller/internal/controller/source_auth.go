@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
 	"github.com/sluice-gitops/sluice/shared/secrets"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -60,6 +63,11 @@ func (a helmAccess) Client() *http.Client {
 // with them, the HelmChart reconciler its charts.
 func (r *SourceReconciler) helmRepositoryAccess(ctx context.Context, repo *sourcev1.HelmRepository) (helmAccess, error) {
 	var a helmAccess
+	if repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI {
+		if err := cloudProvider(repo.Spec.Provider); err != nil {
+			return helmAccess{}, reconcile.TerminalError(err)
+		}
+	}
 	if ref := repo.Spec.SecretRef; ref != nil {
 		data, err := r.secretData(ctx, repo.Namespace, ref.Name)
 		if err != nil {
@@ -83,4 +91,42 @@ func (r *SourceReconciler) helmRepositoryAccess(ctx context.Context, repo *sourc
 		a.Transport.TLSClientConfig = cfg
 	}
 	return a, nil
+}
+
+// secretTransport is an HTTP transport with the TLS settings of the Secret certRef (`ca.crt`,
+// `tls.crt`, `tls.key`) and the proxy of the Secret proxyRef (`address`, `username`,
+// `password`); without them, the defaults and the environment's proxy.
+func (r *SourceReconciler) secretTransport(ctx context.Context, namespace string, certRef, proxyRef *meta.LocalObjectReference) (*http.Transport, error) {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	if certRef != nil {
+		data, err := r.secretData(ctx, namespace, certRef.Name)
+		if err != nil {
+			return nil, err
+		}
+		if t.TLSClientConfig, err = tlsConfig(data); err != nil {
+			return nil, fmt.Errorf("secret '%s/%s': %w", namespace, certRef.Name, err)
+		}
+	}
+	if proxyRef != nil {
+		data, err := r.secretData(ctx, namespace, proxyRef.Name)
+		if err != nil {
+			return nil, err
+		}
+		u, err := proxyURL(data)
+		if err != nil {
+			return nil, fmt.Errorf("secret '%s/%s': %w", namespace, proxyRef.Name, err)
+		}
+		t.Proxy = http.ProxyURL(u)
+	}
+	return t, nil
+}
+
+// cloudProvider refuses the `provider` of a source that needs a cloud identity (aws, azure,
+// gcp, github): this controller reads credentials from Secrets only.
+func cloudProvider(provider string) error {
+	if provider == "" || provider == "generic" {
+		return nil
+	}
+	return fmt.Errorf("provider '%s' needs a cloud identity, which this source-controller does not obtain: "+
+		"use provider generic with credentials in Secrets", provider)
 }
