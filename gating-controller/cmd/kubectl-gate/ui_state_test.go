@@ -290,6 +290,7 @@ func TestUIStateSkipsTheKindsTheUserCannotList(t *testing.T) {
 		{Kind: "HelmRepository", Reason: forbidden},
 		{Kind: "HelmChart", Reason: forbidden},
 		{Kind: "OCIRepository", Reason: forbidden},
+		{Kind: "Bucket", Reason: forbidden},
 		{Kind: "ResourceSet", Reason: forbidden},
 		{Kind: "ManifestGeneration", Reason: forbidden},
 		{Kind: "ManifestUpdate", Reason: forbidden},

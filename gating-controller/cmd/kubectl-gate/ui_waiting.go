@@ -23,6 +23,7 @@ var gatedKinds = []struct {
 	{"HelmRepository", schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}},
 	{"HelmChart", schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}},
 	{"OCIRepository", schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}},
+	{"Bucket", schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "buckets"}},
 	{"ResourceSet", schema.GroupVersionResource{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesets"}},
 	{"ManifestGeneration", schema.GroupVersionResource{Group: "generator.toolkit.fluxcd.io", Version: "v1alpha1", Resource: "manifestgenerations"}},
 	{"ManifestUpdate", schema.GroupVersionResource{Group: "generator.toolkit.fluxcd.io", Version: "v1alpha1", Resource: "manifestupdates"}},
