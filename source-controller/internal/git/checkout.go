@@ -78,9 +78,11 @@ func checkout(ctx context.Context, dot billy.Filesystem, inMemory bool, b *budge
 	if !rev.Pinned {
 		opts.Depth = 1
 	}
-	// A bare clone: no worktree. In memory, the pack is opened once rather than for every
-	// object read; on disk, that would need the storage closed.
-	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: inMemory})
+	// A bare clone: no worktree. Only go-git writes to dot (ExclusiveAccess): it lists the
+	// objects once rather than looking every object up as a file first. In memory, the pack is
+	// opened once rather than for every object read; on disk, that would need the storage
+	// closed.
+	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{ExclusiveAccess: true, KeepDescriptors: inMemory})
 	repo, err := gogit.CloneContext(ctx, st, nil, opts)
 	if b.exceeded.Load() {
 		return Commit{}, tooLarge(b.limit, b.limit, true)
