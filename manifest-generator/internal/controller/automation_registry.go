@@ -3,9 +3,9 @@ package controller
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 
