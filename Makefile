@@ -14,9 +14,10 @@ KUSTOMIZE := $(BIN)/kustomize
 HELM := $(BIN)/helm
 KUBE_APISERVER := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
+KUSTOMIZE_CONTROLLER := $(BIN)/kustomize-controller
 KUBECTL := $(BIN)/kubectl
 ETCD := $(BIN)/etcd
-TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM)
+TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM) $(KUSTOMIZE_CONTROLLER)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
@@ -48,6 +49,20 @@ $(KUBECTL):
 
 $(ETCD):
 	cd e2e/tools && GOWORK=off GONOSUMDB=k8s.io go build -o $@ ./etcd
+
+# Flux's kustomize-controller, the consumer of the e2e scenarios: its go.mod has replace
+# directives (its api module beside it), so it builds in a copy of the two modules as the proxy
+# serves them, not by go install. Its
+# CRD (config/crd/bases of the module) goes beside the binary.
+$(KUSTOMIZE_CONTROLLER):
+	set -e; moddir() { cd /tmp && GOFLAGS=-mod=mod go mod download -json $$1@$(KUSTOMIZE_CONTROLLER_VERSION) | \
+	  sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'; }; \
+	  main=$$(moddir github.com/fluxcd/kustomize-controller); api=$$(moddir github.com/fluxcd/kustomize-controller/api); \
+	  tmp=$$(mktemp -d); trap 'chmod -R u+w '$$tmp'; rm -rf '$$tmp EXIT; \
+	  cp -r $$main/. $$tmp; mkdir -p $$tmp/api; cp -r $$api/. $$tmp/api; chmod -R u+w $$tmp; \
+	  cd $$tmp && GOWORK=off GOFLAGS=-mod=mod go build -o $@ \
+	  -ldflags "-X main.VERSION=$(KUSTOMIZE_CONTROLLER_VERSION)" . && \
+	  mkdir -p $(BIN)/crds && cp config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml $(BIN)/crds/
 
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN) GOFLAGS= go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)

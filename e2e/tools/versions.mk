@@ -7,3 +7,7 @@ HELM_VERSION := v3.21.4
 # The Kubernetes minor `helm template` renders for (.Capabilities.KubeVersion): that of the pinned
 # kube-apiserver, as in the manifest-generator image.
 HELM_KUBE_MINOR := 36
+# Flux's kustomize-controller, run by the e2e consumer scenario against the source-controller: the
+# newest release that builds with Go 1.26 (v1.10 needs Go 1.27). Flux's helm-controller is not
+# served by the module proxy here.
+KUSTOMIZE_CONTROLLER_VERSION := v1.9.6
