@@ -29,9 +29,11 @@ type Controller struct {
 	StorageAddr string
 	LogPath     string
 
-	// bin and args are the program and its whole command line, kept for Restart.
+	// bin and args are the program and its whole command line, kept for Restart; env is added
+	// to the environment of the harness.
 	bin  string
 	args []string
+	env  []string
 	// healthURL and healthClient, when set, replace WaitReady's plain-HTTP /readyz probe (the
 	// kube-controller-manager serves /healthz over HTTPS only).
 	healthURL    string
@@ -126,7 +128,7 @@ func (c *Controller) start(flag int) error {
 	}
 	p := &process{cmd: exec.Command(c.bin, c.args...), exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	p.cmd.Env = append(os.Environ(), "RUNTIME_NAMESPACE=sluice-system")
+	p.cmd.Env = append(append(os.Environ(), "RUNTIME_NAMESPACE=sluice-system"), c.env...)
 	// Its own process group: a Ctrl-C in the terminal reaches the sandbox or test only, which
 	// then stops the controller with one SIGTERM (a second signal makes a controller exit 1).
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
