@@ -64,6 +64,10 @@ func gitTimeout(obj *sourcev1.GitRepository) time.Duration {
 // resolve asks the remote which commit the reference names (ls-remote, no clone). On failure,
 // reason is the FetchFailed reason that fits it.
 func (r *GitRepositoryReconciler) resolve(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Revision, *gitauth.Auth, string, error) {
+	// Before any network access: no Secret or retry can make a cloud identity appear.
+	if err := cloudProvider(obj.Spec.Provider); err != nil {
+		return git.Revision{}, nil, sourcev1.AuthenticationFailedReason, reconcile.TerminalError(err)
+	}
 	u, err := url.Parse(obj.Spec.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ssh") {
 		return git.Revision{}, nil, sourcev1.URLInvalidReason,
