@@ -27,7 +27,7 @@ const defaultGitTimeout = 60 * time.Second
 func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Commit, bool, error) {
 	gitCtx, cancel := context.WithTimeout(ctx, gitTimeout(obj))
 	defer cancel()
-	rev, auth, reason, err := r.resolve(gitCtx, obj, tmp)
+	rev, remote, reason, err := r.resolve(gitCtx, obj, tmp)
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, reason, err)
 	}
@@ -45,7 +45,7 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 		d, err := tmp.path()
 		return d + "/src", err
 	}
-	commit, err := git.Checkout(gitCtx, dir, obj.Spec.URL, rev, auth, r.MaxCloneSize)
+	commit, err := git.Checkout(gitCtx, dir, remote, rev, r.MaxCloneSize)
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to checkout '%s' of '%s': %w", rev, obj.Spec.URL, timeoutError(gitCtx, err)))
 	}
@@ -61,27 +61,32 @@ func gitTimeout(obj *sourcev1.GitRepository) time.Duration {
 	return defaultGitTimeout
 }
 
-// resolve asks the remote which commit the reference names (ls-remote, no clone). On failure,
-// reason is the FetchFailed reason that fits it.
-func (r *GitRepositoryReconciler) resolve(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Revision, *gitauth.Auth, string, error) {
+// resolve asks the remote which commit the reference names (ls-remote, no clone), and returns
+// how to reach it. On failure, reason is the FetchFailed reason that fits it.
+func (r *GitRepositoryReconciler) resolve(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Revision, git.Remote, string, error) {
 	// Before any network access: no Secret or retry can make a cloud identity appear.
 	if err := cloudProvider(obj.Spec.Provider); err != nil {
-		return git.Revision{}, nil, sourcev1.AuthenticationFailedReason, reconcile.TerminalError(err)
+		return git.Revision{}, git.Remote{}, sourcev1.AuthenticationFailedReason, reconcile.TerminalError(err)
 	}
 	u, err := url.Parse(obj.Spec.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ssh") {
-		return git.Revision{}, nil, sourcev1.URLInvalidReason,
+		return git.Revision{}, git.Remote{}, sourcev1.URLInvalidReason,
 			reconcile.TerminalError(fmt.Errorf("URL '%s' is not an http, https or ssh URL", obj.Spec.URL))
 	}
 	auth, err := r.auth(ctx, obj, u, tmp)
 	if err != nil {
-		return git.Revision{}, nil, sourcev1.AuthenticationFailedReason, err
+		return git.Revision{}, git.Remote{}, sourcev1.AuthenticationFailedReason, err
 	}
-	rev, err := git.Resolve(ctx, obj.Spec.URL, obj.Spec.Reference, auth)
+	proxy, err := r.gitProxy(ctx, obj, u)
 	if err != nil {
-		return git.Revision{}, nil, gitReason(err), fmt.Errorf("failed to resolve the revision of '%s': %w", obj.Spec.URL, timeoutError(ctx, err))
+		return git.Revision{}, git.Remote{}, sourcev1.AuthenticationFailedReason, err
 	}
-	return rev, auth, "", nil
+	remote := git.Remote{URL: obj.Spec.URL, Auth: auth, Proxy: proxy}
+	rev, err := git.Resolve(ctx, remote, obj.Spec.Reference)
+	if err != nil {
+		return git.Revision{}, git.Remote{}, gitReason(err), fmt.Errorf("failed to resolve the revision of '%s': %w", obj.Spec.URL, timeoutError(ctx, err))
+	}
+	return rev, remote, "", nil
 }
 
 // waitingRevision is, for a GitRepository its gates hold, the revision it would fetch if they

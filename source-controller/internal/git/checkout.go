@@ -14,8 +14,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
-
-	"github.com/sluice-gitops/sluice/shared/gitauth"
 )
 
 // Commit is what was checked out.
@@ -42,12 +40,12 @@ var inMemoryMax int64 = 32 << 20
 // together, as a clone with a working tree would write them: the objects are fetched first,
 // stopped once over it; then the files, added to them, must stay within it. Over it, the error
 // wraps ErrCloneTooLarge and says the size; dir is left for the caller to remove.
-func Checkout(ctx context.Context, dir func() (string, error), url string, rev Revision, auth *gitauth.Auth, maxSize int64) (Commit, error) {
+func Checkout(ctx context.Context, dir func() (string, error), remote Remote, rev Revision, maxSize int64) (Commit, error) {
 	b := &budget{limit: inMemoryMax}
 	if maxSize > 0 && maxSize <= inMemoryMax {
 		b.limit = maxSize
 	}
-	c, err := checkout(ctx, budgetFS{Filesystem: memfs.New(), budget: b}, true, b, url, rev, auth, maxSize)
+	c, err := checkout(ctx, budgetFS{Filesystem: memfs.New(), budget: b}, true, b, remote, rev, maxSize)
 	if !b.exceeded.Load() || b.limit == maxSize {
 		return c, err
 	}
@@ -59,15 +57,16 @@ func Checkout(ctx context.Context, dir func() (string, error), url string, rev R
 		return Commit{}, err
 	}
 	b = &budget{limit: maxSize}
-	return checkout(ctx, budgetFS{Filesystem: osfs.New(path), budget: b}, false, b, url, rev, auth, maxSize)
+	return checkout(ctx, budgetFS{Filesystem: osfs.New(path), budget: b}, false, b, remote, rev, maxSize)
 }
 
 // checkout is Checkout into the object storage dot, in memory or not, whose writes b counts.
-func checkout(ctx context.Context, dot billy.Filesystem, inMemory bool, b *budget, url string, rev Revision, auth *gitauth.Auth, maxSize int64) (Commit, error) {
+func checkout(ctx context.Context, dot billy.Filesystem, inMemory bool, b *budget, remote Remote, rev Revision, maxSize int64) (Commit, error) {
 	opts := &gogit.CloneOptions{
-		URL:          url,
-		Auth:         auth.Method,
-		CABundle:     auth.CABundle,
+		URL:          remote.URL,
+		Auth:         remote.Auth.Method,
+		CABundle:     remote.Auth.CABundle,
+		ProxyOptions: remote.Proxy,
 		Tags:         gogit.NoTags,
 		SingleBranch: rev.RefName != "",
 		NoCheckout:   true,

@@ -33,7 +33,7 @@ func BenchmarkCheckout5kFiles(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				c, err := Checkout(context.Background(), func() (string, error) { return dir + "/src", nil }, repo.HTTPURL(), rev, &gitauth.Auth{}, limit)
+				c, err := Checkout(context.Background(), func() (string, error) { return dir + "/src", nil }, Remote{URL: repo.HTTPURL(), Auth: &gitauth.Auth{}}, rev, limit)
 				if err != nil {
 					b.Fatal(err)
 				}

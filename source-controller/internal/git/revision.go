@@ -13,8 +13,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/memory"
 
-	"github.com/sluice-gitops/sluice/shared/gitauth"
-
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 )
 
@@ -52,7 +50,7 @@ func (r Revision) WithHash(hash string) Revision {
 
 // Resolve finds the commit a reference points to on the remote, listing its references
 // (ls-remote) without cloning. A commit ref resolves without contacting the remote.
-func Resolve(ctx context.Context, url string, ref *sourcev1.GitRepositoryRef, auth *gitauth.Auth) (Revision, error) {
+func Resolve(ctx context.Context, remote Remote, ref *sourcev1.GitRepositoryRef) (Revision, error) {
 	if ref == nil {
 		ref = &sourcev1.GitRepositoryRef{}
 	}
@@ -63,7 +61,7 @@ func Resolve(ctx context.Context, url string, ref *sourcev1.GitRepositoryRef, au
 		}
 		return rev, nil
 	}
-	refs, err := listRefs(ctx, url, auth)
+	refs, err := listRefs(ctx, remote)
 	if err != nil {
 		return Revision{}, err
 	}
@@ -84,10 +82,10 @@ func Resolve(ctx context.Context, url string, ref *sourcev1.GitRepositoryRef, au
 }
 
 // listRefs returns the remote's references by name, annotated tags peeled to their commit.
-func listRefs(ctx context.Context, url string, auth *gitauth.Auth) (map[plumbing.ReferenceName]string, error) {
-	remote := gogit.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}})
-	list, err := remote.ListContext(ctx, &gogit.ListOptions{
-		Auth: auth.Method, CABundle: auth.CABundle, PeelingOption: gogit.AppendPeeled,
+func listRefs(ctx context.Context, remote Remote) (map[plumbing.ReferenceName]string, error) {
+	r := gogit.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{remote.URL}})
+	list, err := r.ListContext(ctx, &gogit.ListOptions{
+		Auth: remote.Auth.Method, CABundle: remote.Auth.CABundle, ProxyOptions: remote.Proxy, PeelingOption: gogit.AppendPeeled,
 	})
 	if err != nil {
 		return nil, err
