@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"time"
 
@@ -31,7 +32,7 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, reason, err)
 	}
-	if art := obj.Status.Artifact; art != nil && art.Revision == rev.String() && ignoreEqual(obj.Spec.Ignore, obj.Status.ObservedIgnore) {
+	if art := obj.Status.Artifact; art != nil && art.Revision == rev.String() && contentUnchanged(obj) {
 		conditions.Delete(obj, sourcev1.FetchFailedCondition)
 		conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
 		log.FromContext(ctx).Info(fmt.Sprintf("artifact up-to-date with remote revision: '%s'", rev))
@@ -48,6 +49,9 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 	commit, err := git.Checkout(gitCtx, dir, remote, rev, r.MaxCloneSize)
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to checkout '%s' of '%s': %w", rev, obj.Spec.URL, timeoutError(gitCtx, err)))
+	}
+	if err := checkSparse(commit.Files, sparseDirs(obj.Spec.SparseCheckout)); err != nil {
+		return git.Commit{}, false, r.fetchFailed(obj, sourcev1.GitOperationFailedReason, err)
 	}
 	conditions.Delete(obj, sourcev1.FetchFailedCondition)
 	return commit, true, nil
@@ -111,10 +115,15 @@ func (r *GitRepositoryReconciler) waitingRevision(ctx context.Context, obj *sour
 // reconcileArtifact archives the commit's tree and makes it the served artifact.
 func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository, commit git.Commit) error {
 	art := r.Storage.NewArtifactFor(sourcev1.GitRepositoryKind, obj, commit.Revision.String(), commit.Revision.Hash+".tar.gz")
-	filter, err := storage.IgnoreFilterFS(commit.Files, obj.Spec.Ignore)
+	ignore, err := storage.IgnoreFilterFS(commit.Files, obj.Spec.Ignore)
 	if err != nil {
 		return r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, fmt.Errorf("reading the ignore rules: %w", err))
 	}
+	var sparse []string // none: the whole tree
+	if len(obj.Spec.SparseCheckout) > 0 {
+		sparse = sparseDirs(obj.Spec.SparseCheckout)
+	}
+	filter := func(p string, d fs.DirEntry) bool { return !sparseKeeps(sparse, p) || ignore(p, d) }
 	if err := r.Storage.ArchiveFS(&art, commit.Files, filter); err != nil {
 		reason := sourcev1.ArchiveOperationFailedReason
 		if errors.Is(err, storage.ErrArtifactTooLarge) {
@@ -125,7 +134,7 @@ func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository,
 	if _, err := r.storeArtifact(obj, art, "latest.tar.gz", sourcev1.NewArtifactReason, fmt.Sprintf("stored artifact for commit '%s'", commit.Subject)); err != nil {
 		return err
 	}
-	obj.Status.ObservedIgnore = obj.Spec.Ignore
+	observeContent(obj)
 	return nil
 }
 
