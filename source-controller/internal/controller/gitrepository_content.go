@@ -11,11 +11,13 @@ import (
 // artifact of the same commit.
 func contentUnchanged(obj *sourcev1.GitRepository) bool {
 	return ignoreEqual(obj.Spec.Ignore, obj.Status.ObservedIgnore) &&
-		slices.Equal(obj.Spec.SparseCheckout, obj.Status.ObservedSparseCheckout)
+		slices.Equal(obj.Spec.SparseCheckout, obj.Status.ObservedSparseCheckout) &&
+		slices.Equal(obj.Spec.Include, obj.Status.ObservedInclude)
 }
 
 // observeContent records, with a new artifact, the spec fields it was built with.
 func observeContent(obj *sourcev1.GitRepository) {
 	obj.Status.ObservedIgnore = obj.Spec.Ignore
 	obj.Status.ObservedSparseCheckout = obj.Spec.SparseCheckout
+	obj.Status.ObservedInclude = obj.Spec.Include
 }

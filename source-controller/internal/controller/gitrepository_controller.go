@@ -30,22 +30,28 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return sourceKind{
 			kind: sourcev1.GitRepositoryKind, suspended: obj.Spec.Suspend, observedGeneration: &obj.Status.ObservedGeneration,
 			interval: jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration),
-			steps:    func(ctx context.Context) (time.Duration, error) { return 0, r.reconcileSteps(ctx, obj) },
+			steps:    func(ctx context.Context) (time.Duration, error) { return r.reconcileSteps(ctx, obj) },
 			waiting:  func(ctx context.Context) string { return r.waitingRevision(ctx, obj) },
 		}
 	})
 }
 
-// reconcileSteps fetches the reference (into a temporary directory when it is too large to be
-// kept in memory) and, when it is a new revision, stores its tree as the artifact.
-func (r *GitRepositoryReconciler) reconcileSteps(ctx context.Context, obj *sourcev1.GitRepository) error {
+// reconcileSteps reads the included artifacts (waiting while one is missing), fetches the
+// reference (into a temporary directory when it is too large to be kept in memory) and, when
+// it is a new revision or the content it would give changed, stores its tree, with the
+// includes, as the artifact.
+func (r *GitRepositoryReconciler) reconcileSteps(ctx context.Context, obj *sourcev1.GitRepository) (time.Duration, error) {
 	tmp := &scratchDir{pattern: "gitrepository-*"}
 	defer tmp.remove()
-	commit, changed, err := r.reconcileSource(ctx, obj, tmp)
-	if err != nil || !changed {
-		return err
+	includes, wait, err := r.includedArtifacts(ctx, obj)
+	if err != nil || wait {
+		return requeueInclude, err
 	}
-	return r.reconcileArtifact(obj, commit)
+	commit, changed, err := r.reconcileSource(ctx, obj, tmp, includes)
+	if err != nil || !changed {
+		return 0, err
+	}
+	return 0, r.reconcileArtifact(obj, commit, includes, tmp)
 }
 
 // scratchDir is a temporary directory made on first use: an unchanged repository (most

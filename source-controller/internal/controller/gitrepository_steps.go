@@ -25,21 +25,25 @@ const defaultGitTimeout = 60 * time.Second
 
 // reconcileSource resolves the reference on the remote and, when it is not the stored
 // revision, fetches it. changed is false for a no-op: the artifact is up to date.
-func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Commit, bool, error) {
+func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir, includes []*meta.Artifact) (git.Commit, bool, error) {
 	gitCtx, cancel := context.WithTimeout(ctx, gitTimeout(obj))
 	defer cancel()
 	rev, remote, reason, err := r.resolve(gitCtx, obj, tmp)
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, reason, err)
 	}
-	if art := obj.Status.Artifact; art != nil && art.Revision == rev.String() && contentUnchanged(obj) {
+	art := obj.Status.Artifact
+	if art != nil && art.Revision == rev.String() && contentUnchanged(obj) && includesUnchanged(obj, includes) {
 		conditions.Delete(obj, sourcev1.FetchFailedCondition)
 		conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
 		log.FromContext(ctx).Info(fmt.Sprintf("artifact up-to-date with remote revision: '%s'", rev))
 		return git.Commit{}, false, nil
 	}
-	msg := fmt.Sprintf("new upstream revision '%s'", rev)
-	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "%s", msg)
+	reason, msg := sourcev1.NewRevisionReason, fmt.Sprintf("new upstream revision '%s'", rev)
+	if art != nil && art.Revision == rev.String() && contentUnchanged(obj) {
+		reason, msg = includeChangeReason, "included artifacts differ from last observed includes"
+	}
+	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, reason, "%s", msg)
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: %s", msg)
 
 	dir := func() (string, error) {
@@ -112,10 +116,24 @@ func (r *GitRepositoryReconciler) waitingRevision(ctx context.Context, obj *sour
 	return rev.String()
 }
 
-// reconcileArtifact archives the commit's tree and makes it the served artifact.
-func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository, commit git.Commit) error {
+// reconcileArtifact archives the commit's tree, with the included artifacts at their toPath,
+// and makes it the served artifact.
+func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository, commit git.Commit, includes []*meta.Artifact, tmp *scratchDir) error {
 	art := r.Storage.NewArtifactFor(sourcev1.GitRepositoryKind, obj, commit.Revision.String(), commit.Revision.Hash+".tar.gz")
-	ignore, err := storage.IgnoreFilterFS(commit.Files, obj.Spec.Ignore)
+	mounts, closeMounts, reason, err := r.includeMounts(obj, includes, tmp)
+	defer closeMounts()
+	if err != nil {
+		return r.storageFailed(obj, reason, err)
+	}
+	files := commit.Files
+	mounted := make([]string, 0, len(mounts))
+	if len(mounts) > 0 {
+		files = overlayFS{base: commit.Files, mounts: mounts}
+		for p := range mounts {
+			mounted = append(mounted, p)
+		}
+	}
+	ignore, err := storage.IgnoreFilterFS(files, obj.Spec.Ignore)
 	if err != nil {
 		return r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, fmt.Errorf("reading the ignore rules: %w", err))
 	}
@@ -123,8 +141,11 @@ func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository,
 	if len(obj.Spec.SparseCheckout) > 0 {
 		sparse = sparseDirs(obj.Spec.SparseCheckout)
 	}
-	filter := func(p string, d fs.DirEntry) bool { return !sparseKeeps(sparse, p) || ignore(p, d) }
-	if err := r.Storage.ArchiveFS(&art, commit.Files, filter); err != nil {
+	// The sparse checkout is of the repository's tree: the includes are kept whatever it lists.
+	filter := func(p string, d fs.DirEntry) bool {
+		return !(sparseKeeps(sparse, p) || len(mounted) > 0 && sparseKeeps(mounted, p)) || ignore(p, d)
+	}
+	if err := r.Storage.ArchiveFS(&art, files, filter); err != nil {
 		reason := sourcev1.ArchiveOperationFailedReason
 		if errors.Is(err, storage.ErrArtifactTooLarge) {
 			reason = sourcev1.ArtifactTooLargeReason
@@ -135,6 +156,7 @@ func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository,
 		return err
 	}
 	observeContent(obj)
+	obj.Status.IncludedArtifacts = includes
 	return nil
 }
 
