@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -87,15 +85,11 @@ func (r *BucketReconciler) reconcileArtifact(ctx context.Context, obj *sourcev1.
 	if size := ix.size(); limit > 0 && size > limit {
 		return r.fetchFailed(obj, sourcev1.SourceTooLargeReason, bucketTooLarge(obj.Spec.BucketName, size, limit, false))
 	}
-	tmp, err := os.MkdirTemp("", "bucket-*")
+	dir, remove, err := contentDir("bucket-*")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	dir := filepath.Join(tmp, "content")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return err
-	}
+	defer remove()
 	if err := fetchObjects(ctx, c, obj.Spec.BucketName, ix, dir, limit); err != nil {
 		if errors.Is(err, errBucketTooLarge) {
 			return r.fetchFailed(obj, sourcev1.SourceTooLargeReason, err)

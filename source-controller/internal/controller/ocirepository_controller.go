@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -223,15 +221,11 @@ func (r *OCIRepositoryReconciler) storeLayer(obj *sourcev1.OCIRepository, art *m
 		}
 		return nil
 	}
-	tmp, err := os.MkdirTemp("", "ocirepository-*")
+	dir, remove, err := contentDir("ocirepository-*")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	dir := filepath.Join(tmp, "content")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return err
-	}
+	defer remove()
 	if err := artifact.Extract(blob, dir, artifact.Limits{}); err != nil {
 		reason := sourcev1.OCILayerOperationFailedReason
 		if errors.Is(err, errLayerTooLarge) {
