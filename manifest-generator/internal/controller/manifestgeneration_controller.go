@@ -99,13 +99,9 @@ func (r *ManifestGenerationReconciler) Fields(obj *generatorv1.ManifestGeneratio
 // download and the status.
 func (r *ManifestGenerationReconciler) Settings(obj *generatorv1.ManifestGeneration) owner.Settings {
 	timeout := r.Builder.Timeout(obj.Spec)
-	interval := obj.GetInterval()
-	if a := obj.Spec.Automation; a != nil && a.GetInterval() < interval {
-		interval = a.GetInterval() // the scans follow the applies
-	}
 	return owner.Settings{
 		Suspended: obj.Spec.Suspend, SuspendedMessage: "reconciliation is suspended for this object",
-		Interval: jitter.JitteredIntervalDuration(interval), Deadline: timeout + time.Minute, Timeout: timeout,
+		Interval: jitter.JitteredIntervalDuration(reconcileInterval(obj)), Deadline: timeout + time.Minute, Timeout: timeout,
 		ServiceAccount: obj.Spec.ServiceAccountName, Prune: obj.GetPrune(), Wait: obj.Spec.Wait,
 	}
 }
@@ -153,5 +149,15 @@ func (r *ManifestGenerationReconciler) Plan(ctx context.Context, obj *generatorv
 // Succeeded: Ready says the applied revision, as kustomize-controller's.
 func (r *ManifestGenerationReconciler) Succeeded(obj *generatorv1.ManifestGeneration, revision string, took time.Duration) (string, string) {
 	return fmt.Sprintf("Applied revision: %s", revision),
-		fmt.Sprintf("Reconciliation finished in %s, next run in %s", apply.FmtDuration(took), obj.GetInterval())
+		fmt.Sprintf("Reconciliation finished in %s, next run in %s", apply.FmtDuration(took), reconcileInterval(obj))
+}
+
+// reconcileInterval is spec.interval, or the automation's scan interval when shorter: the scans
+// run after the applies.
+func reconcileInterval(obj *generatorv1.ManifestGeneration) time.Duration {
+	interval := obj.GetInterval()
+	if a := obj.Spec.Automation; a != nil && a.GetInterval() < interval {
+		interval = a.GetInterval()
+	}
+	return interval
 }
