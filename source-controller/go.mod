@@ -7,11 +7,13 @@ replace github.com/sluice-gitops/sluice/shared => ../shared
 require (
 	github.com/fluxcd/source-controller/api v1.9.6
 	github.com/google/go-containerregistry v0.21.9
+	github.com/hiddeco/sshsig v0.2.0
 	github.com/minio/minio-go/v7 v7.2.1
 	github.com/sigstore/cosign/v2 v2.6.5
 	github.com/sigstore/sigstore v1.10.3
 	github.com/sluice-gitops/sluice/shared v0.0.0-00010101000000-000000000000
 	github.com/spf13/pflag v1.0.10
+	golang.org/x/crypto v0.56.0
 	k8s.io/apimachinery v0.36.4
 	k8s.io/client-go v0.36.4
 )
@@ -105,7 +107,6 @@ require (
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	go.shabbyrobe.org/gocovmerge v0.0.0-20230507111327-fa4f82cfbf4d // indirect
-	golang.org/x/crypto v0.56.0 // indirect
 	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/tools v0.48.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260414002931-afd174a4e478 // indirect
@@ -118,7 +119,7 @@ require (
 require (
 	dario.cat/mergo v1.0.1 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
-	github.com/ProtonMail/go-crypto v1.4.1 // indirect
+	github.com/ProtonMail/go-crypto v1.4.1
 	github.com/cloudflare/circl v1.6.3 // indirect
 	github.com/cyphar/filepath-securejoin v0.7.0 // indirect
 	github.com/emirpasic/gods v1.18.1 // indirect

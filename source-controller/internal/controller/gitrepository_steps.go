@@ -33,18 +33,14 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 		return git.Commit{}, false, r.fetchFailed(obj, reason, err)
 	}
 	art := obj.Status.Artifact
-	if art != nil && art.Revision == rev.String() && contentUnchanged(obj) && includesUnchanged(obj, includes) {
+	if art != nil && art.Revision == rev.String() && contentUnchanged(obj) && includesUnchanged(obj, includes) && verificationUnchanged(obj) {
+		clearVerification(obj)
 		conditions.Delete(obj, sourcev1.FetchFailedCondition)
 		conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
 		log.FromContext(ctx).Info(fmt.Sprintf("artifact up-to-date with remote revision: '%s'", rev))
 		return git.Commit{}, false, nil
 	}
-	reason, msg := sourcev1.NewRevisionReason, fmt.Sprintf("new upstream revision '%s'", rev)
-	if art != nil && art.Revision == rev.String() && contentUnchanged(obj) {
-		reason, msg = includeChangeReason, "included artifacts differ from last observed includes"
-	}
-	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, reason, "%s", msg)
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: %s", msg)
+	outdated(obj, rev, includes)
 
 	dir := func() (string, error) {
 		d, err := tmp.path()
@@ -58,7 +54,28 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 		return git.Commit{}, false, r.fetchFailed(obj, sourcev1.GitOperationFailedReason, err)
 	}
 	conditions.Delete(obj, sourcev1.FetchFailedCondition)
+	if err := r.verifyCommit(ctx, obj, commit); err != nil {
+		return git.Commit{}, false, err
+	}
 	return commit, true, nil
+}
+
+// outdated says why the artifact is built: ArtifactOutdated for a new revision or changed
+// includes (as Flux), Reconciling only for a changed spec that shapes the content.
+func outdated(obj *sourcev1.GitRepository, rev git.Revision, includes []*meta.Artifact) {
+	art := obj.Status.Artifact
+	var reason, msg string
+	switch {
+	case art == nil || art.Revision != rev.String():
+		reason, msg = sourcev1.NewRevisionReason, fmt.Sprintf("new upstream revision '%s'", rev)
+	case !includesUnchanged(obj, includes):
+		reason, msg = includeChangeReason, "included artifacts differ from last observed includes"
+	default:
+		conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: the content configuration or verification changed")
+		return
+	}
+	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, reason, "%s", msg)
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: %s", msg)
 }
 
 // gitTimeout is the bound of every Git operation of one reconcile.

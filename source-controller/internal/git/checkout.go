@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,6 +14,7 @@ import (
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -24,6 +26,10 @@ type Commit struct {
 	// Files is the commit's tree, read from the fetched objects (no working tree is written),
 	// in fs.WalkDir order as a directory on disk is; valid until the clone's dir is removed.
 	Files fs.FS
+	// Object is the commit object, whose signature spec.verify checks.
+	Object *object.Commit
+	// Tag is the annotated tag the reference names, nil for any other reference.
+	Tag *object.Tag
 }
 
 // inMemoryMax bounds the clones kept in memory: their objects are fetched into memory rather
@@ -115,5 +121,26 @@ func checkout(ctx context.Context, dot billy.Filesystem, inMemory bool, b *budge
 		}
 	}
 	subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
-	return Commit{Revision: rev.WithHash(target.String()), Subject: subject, Files: files}, nil
+	tag, err := annotatedTag(repo, rev)
+	if err != nil {
+		return Commit{}, err
+	}
+	return Commit{Revision: rev.WithHash(target.String()), Subject: subject, Files: files, Object: c, Tag: tag}, nil
+}
+
+// annotatedTag is the tag object of a tag reference (fetched with it), nil for a lightweight
+// tag or another reference.
+func annotatedTag(repo *gogit.Repository, rev Revision) (*object.Tag, error) {
+	if !rev.RefName.IsTag() {
+		return nil, nil
+	}
+	ref, err := repo.Reference(rev.RefName, false)
+	if err != nil {
+		return nil, nil // not fetched under its name: no tag object to tell
+	}
+	tag, err := repo.TagObject(ref.Hash())
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return nil, nil
+	}
+	return tag, err
 }
