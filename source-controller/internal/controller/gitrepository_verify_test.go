@@ -48,9 +48,8 @@ func TestGitRepositoryVerifyOpenPGP(t *testing.T) {
 
 	foreign := repo.CommitPGPSigned(t, "signed by another key", map[string]string{"a": "3"}, other)
 	poke(t, head)
-	g.Eventually(condition(head, sourcev1.SourceVerifiedCondition), timeout).Should(And(
-		HavePrefix("False|InvalidCommitSignature|signature verification of commit '"+foreign+"' failed: no trusted OpenPGP key verifies the signature"),
-	))
+	g.Eventually(condition(head, sourcev1.SourceVerifiedCondition), timeout).Should(HavePrefix(
+		"False|InvalidCommitSignature|signature verification of commit '" + foreign + "' failed: no trusted OpenPGP key verifies the signature"))
 	g.Expect(revision(head)(g)).To(Equal("master@sha1:" + signed))
 
 	tag := createRepo(t, ns, "tag", sourcev1.GitRepositorySpec{URL: repo.HTTPURL(), Reference: &sourcev1.GitRepositoryRef{Tag: "v1.0.0"},
