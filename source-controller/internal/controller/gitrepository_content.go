@@ -12,7 +12,8 @@ import (
 func contentUnchanged(obj *sourcev1.GitRepository) bool {
 	return ignoreEqual(obj.Spec.Ignore, obj.Status.ObservedIgnore) &&
 		slices.Equal(obj.Spec.SparseCheckout, obj.Status.ObservedSparseCheckout) &&
-		slices.Equal(obj.Spec.Include, obj.Status.ObservedInclude)
+		slices.Equal(obj.Spec.Include, obj.Status.ObservedInclude) &&
+		obj.Spec.RecurseSubmodules == obj.Status.ObservedRecurseSubmodules
 }
 
 // observeContent records, with a new artifact, the spec fields it was built with.
@@ -20,4 +21,5 @@ func observeContent(obj *sourcev1.GitRepository) {
 	obj.Status.ObservedIgnore = obj.Spec.Ignore
 	obj.Status.ObservedSparseCheckout = obj.Spec.SparseCheckout
 	obj.Status.ObservedInclude = obj.Spec.Include
+	obj.Status.ObservedRecurseSubmodules = obj.Spec.RecurseSubmodules
 }

@@ -46,7 +46,7 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 		d, err := tmp.path()
 		return d + "/src", err
 	}
-	commit, err := git.Checkout(gitCtx, dir, remote, rev, r.MaxCloneSize)
+	commit, err := git.Checkout(gitCtx, dir, remote, rev, r.MaxCloneSize, obj.Spec.RecurseSubmodules)
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to checkout '%s' of '%s': %w", rev, obj.Spec.URL, timeoutError(gitCtx, err)))
 	}

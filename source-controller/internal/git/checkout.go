@@ -46,12 +46,15 @@ var inMemoryMax int64 = 32 << 20
 // together, as a clone with a working tree would write them: the objects are fetched first,
 // stopped once over it; then the files, added to them, must stay within it. Over it, the error
 // wraps ErrCloneTooLarge and says the size; dir is left for the caller to remove.
-func Checkout(ctx context.Context, dir func() (string, error), remote Remote, rev Revision, maxSize int64) (Commit, error) {
+//
+// With recurseSubmodules, the repositories of the submodules are fetched into the same object
+// storage, within the same budget, and Files holds the trees of the commits they pin.
+func Checkout(ctx context.Context, dir func() (string, error), remote Remote, rev Revision, maxSize int64, recurseSubmodules bool) (Commit, error) {
 	b := &budget{limit: inMemoryMax}
 	if maxSize > 0 && maxSize <= inMemoryMax {
 		b.limit = maxSize
 	}
-	c, err := checkout(ctx, budgetFS{Filesystem: memfs.New(), budget: b}, true, b, remote, rev, maxSize)
+	c, err := checkout(ctx, budgetFS{Filesystem: memfs.New(), budget: b}, true, b, remote, rev, maxSize, recurseSubmodules)
 	if !b.exceeded.Load() || b.limit == maxSize {
 		return c, err
 	}
@@ -63,11 +66,11 @@ func Checkout(ctx context.Context, dir func() (string, error), remote Remote, re
 		return Commit{}, err
 	}
 	b = &budget{limit: maxSize}
-	return checkout(ctx, budgetFS{Filesystem: osfs.New(path), budget: b}, false, b, remote, rev, maxSize)
+	return checkout(ctx, budgetFS{Filesystem: osfs.New(path), budget: b}, false, b, remote, rev, maxSize, recurseSubmodules)
 }
 
 // checkout is Checkout into the object storage dot, in memory or not, whose writes b counts.
-func checkout(ctx context.Context, dot billy.Filesystem, inMemory bool, b *budget, remote Remote, rev Revision, maxSize int64) (Commit, error) {
+func checkout(ctx context.Context, dot billy.Filesystem, inMemory bool, b *budget, remote Remote, rev Revision, maxSize int64, recurseSubmodules bool) (Commit, error) {
 	opts := &gogit.CloneOptions{
 		URL:          remote.URL,
 		Auth:         remote.Auth.Method,
@@ -110,7 +113,14 @@ func checkout(ctx context.Context, dot billy.Filesystem, inMemory bool, b *budge
 		}
 		return Commit{}, err
 	}
+	if recurseSubmodules {
+		n := 0
+		if err := fetchSubmodules(ctx, repo.Storer, b, c, remote, &n, 0); err != nil {
+			return Commit{}, err
+		}
+	}
 	files := newTreeFS(repo.Storer, c.TreeHash)
+	files.submodules = recurseSubmodules
 	if maxSize > 0 {
 		size, err := files.size()
 		if err != nil {

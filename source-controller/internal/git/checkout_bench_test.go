@@ -33,7 +33,7 @@ func BenchmarkCheckout5kFiles(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				c, err := Checkout(context.Background(), func() (string, error) { return dir + "/src", nil }, Remote{URL: repo.HTTPURL(), Auth: &gitauth.Auth{}}, rev, limit)
+				c, err := Checkout(context.Background(), func() (string, error) { return dir + "/src", nil }, Remote{URL: repo.HTTPURL(), Auth: &gitauth.Auth{}}, rev, limit, false)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -33,7 +33,7 @@ func TestCheckoutSizeLimit(t *testing.T) {
 			rev := Revision{Name: DefaultBranch, RefName: plumbing.NewBranchReferenceName(DefaultBranch), Hash: sha, Pinned: pinned}
 			checkout := func(limit int64) (string, Commit, error) {
 				dir := filepath.Join(t.TempDir(), "src")
-				c, err := Checkout(context.Background(), func() (string, error) { return dir, nil }, Remote{URL: repo.HTTPURL(), Auth: &gitauth.Auth{}}, rev, limit)
+				c, err := Checkout(context.Background(), func() (string, error) { return dir, nil }, Remote{URL: repo.HTTPURL(), Auth: &gitauth.Auth{}}, rev, limit, false)
 				return dir, c, err
 			}
 			name := map[bool]string{false: "branch", true: "pinned commit"}[pinned] + map[bool]string{false: " in memory", true: " on disk"}[onDisk]

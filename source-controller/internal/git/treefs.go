@@ -18,8 +18,8 @@ import (
 
 // treeFS is the tree of a commit read from the Git objects, as an fs.FS: the artifact is
 // archived from it without writing a working tree. Its entries are what a checkout writes:
-// files (mode 0644, 0755 when executable), symlinks (never followed), directories, and an empty
-// directory for a submodule. Entry names pass go-git's check of tree paths (no .git, "..",
+// files (mode 0644, 0755 when executable), symlinks (never followed), directories, and for a
+// submodule an empty directory, or the tree of the commit it pins when submodules is set. Entry names pass go-git's check of tree paths (no .git, "..",
 // separators or control characters), as a checkout's do. Not safe for concurrent use.
 type treeFS struct {
 	s    storer.EncodedObjectStorer
@@ -30,6 +30,9 @@ type treeFS struct {
 	// dirs are the listed directories: the tree is walked for its size, its ignore rules and
 	// its archive.
 	dirs map[string][]fs.DirEntry
+	// submodules: the commits the submodules pin were fetched into s; their trees are grafted
+	// at the submodules' paths.
+	submodules bool
 }
 
 func newTreeFS(s storer.EncodedObjectStorer, root plumbing.Hash) *treeFS {
@@ -69,7 +72,14 @@ func (t *treeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 		}
 		switch e.Mode {
 		case filemode.Submodule:
-			return nil, nil // its commit is not fetched: an empty directory, as a checkout leaves it
+			if !t.submodules {
+				return nil, nil // its commit is not fetched: an empty directory, as a checkout leaves it
+			}
+			c, err := object.GetCommit(t.s, e.Hash)
+			if err != nil {
+				return nil, &fs.PathError{Op: "readdir", Path: name, Err: fmt.Errorf("submodule commit '%s': %w", e.Hash, err)}
+			}
+			hash = c.TreeHash
 		case filemode.Dir:
 			hash = e.Hash
 		default:

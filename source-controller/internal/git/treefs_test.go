@@ -112,7 +112,7 @@ func TestTreeFSArchiveIsTheCheckoutsArchive(t *testing.T) {
 			}
 			rev := Revision{Name: DefaultBranch, RefName: plumbing.NewBranchReferenceName(DefaultBranch), Hash: sha}
 			dir := filepath.Join(t.TempDir(), "src")
-			c, err := Checkout(context.Background(), func() (string, error) { return dir, nil }, Remote{URL: repo.HTTPURL(), Auth: &gitauth.Auth{}}, rev, DefaultMaxCloneSize)
+			c, err := Checkout(context.Background(), func() (string, error) { return dir, nil }, Remote{URL: repo.HTTPURL(), Auth: &gitauth.Auth{}}, rev, DefaultMaxCloneSize, false)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(c.Revision.Hash).To(Equal(sha))
 			if onDisk {
