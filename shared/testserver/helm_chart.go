@@ -10,8 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"sigs.k8s.io/yaml"
 )
 
@@ -106,7 +107,7 @@ func BuildChart(c ChartSpec) (*chart.Chart, error) {
 		case strings.HasPrefix(name, chartutil.TemplatesDir+"/"):
 			templates[name] = data
 		default:
-			ch.Files = append(ch.Files, &chart.File{Name: name, Data: data})
+			ch.Files = append(ch.Files, &common.File{Name: name, Data: data})
 		}
 	}
 	templateNames := make([]string, 0, len(templates))
@@ -115,10 +116,10 @@ func BuildChart(c ChartSpec) (*chart.Chart, error) {
 	}
 	sort.Strings(templateNames)
 	for _, name := range templateNames {
-		ch.Templates = append(ch.Templates, &chart.File{Name: name, Data: templates[name]})
+		ch.Templates = append(ch.Templates, &common.File{Name: name, Data: templates[name]})
 	}
 	// chartutil.Save and SaveDir write values.yaml from Raw, not from Values.
-	ch.Raw = []*chart.File{{Name: chartutil.ValuesfileName, Data: valuesYAML}}
+	ch.Raw = []*common.File{{Name: chartutil.ValuesfileName, Data: valuesYAML}}
 
 	if err := ch.Validate(); err != nil {
 		return nil, fmt.Errorf("chart %s-%s: %w", c.Name, c.Version, err)

@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
@@ -32,7 +33,7 @@ var specWithEverything = testserver.ChartSpec{
 // render renders the chart as `helm template` does and returns the manifests by template path.
 func render(t *testing.T, ch *chart.Chart, values map[string]any) map[string]string {
 	t.Helper()
-	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "rel", Namespace: "ns"}, chartutil.DefaultCapabilities)
+	vals, err := chartutil.ToRenderValues(ch, values, common.ReleaseOptions{Name: "rel", Namespace: "ns"}, common.DefaultCapabilities)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/repo"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 )
 
 // HelmRepoOptions configure NewHelmRepository. The zero value is an anonymous plain-HTTP

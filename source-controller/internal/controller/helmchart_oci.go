@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	helmregistry "helm.sh/helm/v3/pkg/registry"
+	helmregistry "helm.sh/helm/v4/pkg/registry"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"

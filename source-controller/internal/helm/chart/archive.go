@@ -17,9 +17,11 @@ import (
 	"strings"
 	"time"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v4/pkg/chart/common"
+	helmarchive "helm.sh/helm/v4/pkg/chart/loader/archive"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 )
 
 // maxSubchartDepth bounds archives nested in archives (charts/a.tgz holding charts/b.tgz...):
@@ -43,14 +45,14 @@ var packageTime = time.Unix(0, 0)
 // drive path is refused (Helm drops the first component of "../x" and loads it as "x"), and so
 // are links and special files (Helm loads a symlink entry as an empty file; an extracted copy
 // of the stored artifact would follow it).
-func readArchive(data []byte, b *budget) ([]*loader.BufferedFile, error) {
+func readArchive(data []byte, b *budget) ([]*helmarchive.BufferedFile, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, errorf(ErrChartLoad, "not a gzipped chart archive: %v", err)
 	}
 	defer zr.Close()
 	tr := tar.NewReader(zr)
-	var files []*loader.BufferedFile
+	var files []*helmarchive.BufferedFile
 	for {
 		hd, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -79,7 +81,7 @@ func readArchive(data []byte, b *budget) ([]*loader.BufferedFile, error) {
 		if _, err := io.ReadFull(tr, buf); err != nil {
 			return nil, errorf(ErrChartLoad, "corrupt chart archive at entry '%s': %v", hd.Name, err)
 		}
-		files = append(files, &loader.BufferedFile{Name: name, Data: bytes.TrimPrefix(buf, utf8BOM)})
+		files = append(files, &helmarchive.BufferedFile{Name: name, Data: bytes.TrimPrefix(buf, utf8BOM)})
 	}
 	if len(files) == 0 {
 		return nil, errorf(ErrChartLoad, "chart archive holds no files")
@@ -131,8 +133,8 @@ func loadArchiveDepth(data []byte, b *budget, depth int) (*helmchart.Chart, erro
 // (charts/<name>.tgz) are read by readArchive, within the build's limits, instead of by Helm's
 // LoadArchive with its global ones. Other entries of charts/ (unpacked subcharts, .prov files,
 // names starting with "_" or ".") are left to LoadFiles, which handles them the same way.
-func loadFiles(files []*loader.BufferedFile, b *budget, depth int) (*helmchart.Chart, error) {
-	var own, archives []*loader.BufferedFile
+func loadFiles(files []*helmarchive.BufferedFile, b *budget, depth int) (*helmchart.Chart, error) {
+	var own, archives []*helmarchive.BufferedFile
 	for _, f := range files {
 		// Helm's LoadArchiveFiles refuses these (it takes them for parent references): a
 		// package holding one could not be loaded by the artifact's consumers.
@@ -149,7 +151,7 @@ func loadFiles(files []*loader.BufferedFile, b *budget, depth int) (*helmchart.C
 	if err != nil {
 		return nil, errorf(ErrChartLoad, "invalid chart: %v", err)
 	}
-	slices.SortFunc(archives, func(x, y *loader.BufferedFile) int { return cmp.Compare(x.Name, y.Name) })
+	slices.SortFunc(archives, func(x, y *helmarchive.BufferedFile) int { return cmp.Compare(x.Name, y.Name) })
 	for _, f := range archives {
 		if depth >= maxSubchartDepth {
 			return nil, errorf(ErrChartLoad, "chart '%s': subchart archives nested more than %d levels deep", c.Name(), maxSubchartDepth)
@@ -160,7 +162,7 @@ func loadFiles(files []*loader.BufferedFile, b *budget, depth int) (*helmchart.C
 		}
 		c.AddDependency(sc)
 		// LoadFiles keeps every file in Raw, the subchart archives included.
-		c.Raw = append(c.Raw, &helmchart.File{Name: f.Name, Data: f.Data})
+		c.Raw = append(c.Raw, &common.File{Name: f.Name, Data: f.Data})
 	}
 	return c, nil
 }

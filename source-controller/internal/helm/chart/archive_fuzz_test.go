@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 // FuzzLoadArchive loads chart archives made of a fuzzed Chart.yaml, values.yaml and template,

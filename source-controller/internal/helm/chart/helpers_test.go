@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )

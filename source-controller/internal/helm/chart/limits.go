@@ -1,7 +1,7 @@
 package chart
 
 import (
-	"helm.sh/helm/v3/pkg/chart/loader"
+	helmarchive "helm.sh/helm/v4/pkg/chart/loader/archive"
 )
 
 // Default limits, Flux's defaults for --helm-chart-max-size and --helm-chart-file-max-size.
@@ -16,9 +16,9 @@ const (
 //
 // MaxChartSize bounds a chart archive: the download, an archive in the source, and the
 // package written. MaxFileSize bounds every file of a chart, decompressed (what Helm's
-// loader.MaxDecompressedFileSize bounds). The decompressed total of a chart, its subcharts and
+// helmarchive.MaxDecompressedFileSize bounds). The decompressed total of a chart, its subcharts and
 // file:// dependencies included, is bounded by the larger of MaxChartSize and Helm's
-// loader.MaxDecompressedChartSize (100 MiB by default): a legitimate 10 MiB archive can
+// helmarchive.MaxDecompressedChartSize (100 MiB by default): a legitimate 10 MiB archive can
 // decompress to several times that, while a gzip bomb cannot exhaust memory.
 type Limits struct{ MaxChartSize, MaxFileSize int64 }
 
@@ -35,7 +35,7 @@ func (l Limits) withDefaults() Limits {
 // maxDecompressed is the decompressed total allowed for one build. Helm's global is only read,
 // never written: writing it per call would race with other builds.
 func (l Limits) maxDecompressed() int64 {
-	return max(l.MaxChartSize, loader.MaxDecompressedChartSize)
+	return max(l.MaxChartSize, helmarchive.MaxDecompressedChartSize)
 }
 
 // budget counts the decompressed bytes loaded by one build, across every archive and directory

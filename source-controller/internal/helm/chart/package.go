@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/ignore"
+	helmarchive "helm.sh/helm/v4/pkg/chart/loader/archive"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/ignore"
 )
 
 const (
@@ -158,7 +158,7 @@ func (p *packager) loadDir(dir string) (*helmchart.Chart, error) {
 type dirWalker struct {
 	*packager
 	rules *ignore.Rules
-	files []*loader.BufferedFile
+	files []*helmarchive.BufferedFile
 }
 
 // walk reads the directory at fsPath (relative to the source root), whose files are named
@@ -231,7 +231,7 @@ func (w *dirWalker) walk(fsPath, prefix string, links int) error {
 		if err != nil {
 			return err
 		}
-		w.files = append(w.files, &loader.BufferedFile{Name: name, Data: bytes.TrimPrefix(data, utf8BOM)})
+		w.files = append(w.files, &helmarchive.BufferedFile{Name: name, Data: bytes.TrimPrefix(data, utf8BOM)})
 	}
 	return nil
 }

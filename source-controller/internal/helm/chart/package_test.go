@@ -7,8 +7,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 
 	"github.com/sluice-gitops/sluice/shared/testserver"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
@@ -67,7 +67,7 @@ func TestPackageFromDirectory(t *testing.T) {
 	}
 	// Helm's loader collects subcharts in no fixed order.
 	g.Expect(deps).To(ConsistOf("lib-1.2.0", "redis-17.0.0"))
-	g.Expect(chartutil.ProcessDependenciesWithMerge(c, map[string]any{})).To(Succeed())
+	g.Expect(chartutil.ProcessDependencies(c, map[string]any{})).To(Succeed())
 	var names []string
 	for _, f := range c.Files {
 		names = append(names, f.Name)

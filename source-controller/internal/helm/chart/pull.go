@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // userAgent identifies the controller to chart repositories (whose logs then tell a pull by

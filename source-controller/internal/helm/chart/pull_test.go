@@ -13,7 +13,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/sluice-gitops/sluice/shared/testserver"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"

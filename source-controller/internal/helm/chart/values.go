@@ -5,8 +5,9 @@ import (
 	"path"
 
 	"github.com/Masterminds/semver/v3"
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v4/pkg/chart/common"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"sigs.k8s.io/yaml"
 )
 
@@ -30,9 +31,9 @@ func parseValues(name string, data []byte) (map[string]any, error) {
 }
 
 // mergeValues deep merges src into dst, src winning, the way Helm merges `-f` values files
-// (helm.sh/helm/v3/pkg/cli/values' mergeMaps): maps are merged key by key, any other value
-// (lists included) replaces. A null in src is kept, so it deletes the key when Helm coalesces
-// the values at render time, as with `-f`. dst is not modified.
+// (helm.sh/helm/v4/pkg/chart/v2/loader.MergeMaps, which pkg/cli/values calls): maps are merged
+// key by key, any other value (lists included) replaces. A null in src is kept, so it deletes
+// the key when Helm coalesces the values at render time, as with `-f`. dst is not modified.
 func mergeValues(dst, src map[string]any) map[string]any {
 	out := make(map[string]any, len(dst)+len(src))
 	for k, v := range dst {
@@ -66,7 +67,7 @@ func setValues(c *helmchart.Chart, values map[string]any) error {
 		}
 	}
 	// A chart without values.yaml is valid; Save writes only what Raw holds.
-	c.Raw = append(c.Raw, &helmchart.File{Name: chartutil.ValuesfileName, Data: data})
+	c.Raw = append(c.Raw, &common.File{Name: chartutil.ValuesfileName, Data: data})
 	return nil
 }
 

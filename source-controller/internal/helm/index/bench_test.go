@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/repo"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )

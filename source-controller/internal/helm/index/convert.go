@@ -253,7 +253,7 @@ type version struct {
 	sv  *semver.Version
 }
 
-// helmOrder sorts like helm.sh/helm/v3/pkg/repo.ChartVersions. Entries of equal precedence
+// helmOrder sorts like helm.sh/helm/v4/pkg/repo/v1.ChartVersions. Entries of equal precedence
 // (1.0.0, v1.0.0, 1.0.0+build) compare equal there, and Helm leaves them in whatever order
 // sort.Sort produces; running the same unstable sort with the same comparisons on the same
 // sequence (the valid entries in file order) reproduces that order exactly.
@@ -316,7 +316,7 @@ func (c *converter) addChart(name string, entries []*rawEntry) error {
 	return nil
 }
 
-// validate applies what helm.sh/helm/v3/pkg/repo.loadIndex does to each entry: default the
+// validate applies what helm.sh/helm/v4/pkg/repo/v1.loadIndex does to each entry: default the
 // apiVersion, sanitize, and drop entries that fail chart.Metadata.Validate (except the
 // duplicate-dependency check, which Helm ignores for indexes). It returns the parsed version.
 func validate(e *rawEntry) (*semver.Version, bool) {

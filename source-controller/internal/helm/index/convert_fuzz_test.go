@@ -13,7 +13,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"helm.sh/helm/v3/pkg/repo"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 )
 
 // FuzzConvert converts arbitrary bytes as an index.yaml (or its JSON form). A refusal wraps

@@ -14,7 +14,7 @@
 //     file and picks the version there, so a HelmChart reconcile reads a few KiB instead of
 //     decoding the whole index.
 //
-// Resolution follows helm.sh/helm/v3/pkg/repo.IndexFile.Get, the function Helm itself and
+// Resolution follows helm.sh/helm/v4/pkg/repo/v1.IndexFile.Get, the function Helm itself and
 // Flux use, including its entry validation at load time and its ordering of versions of equal
 // precedence; the tests check this against Helm on the same indexes.
 package index
