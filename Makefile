@@ -70,13 +70,17 @@ $(CONTROLLER_GEN):
 $(KUSTOMIZE):
 	GOBIN=$(BIN) GOFLAGS= go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
-# With the ldflags of Helm's release build, as in the manifest-generator image: its version, and
-# the Kubernetes version it renders for.
+# With the ldflags of Helm's release build, as in the manifest-generator image: its version.
+# Helm 4 has no flag for the Kubernetes version it renders for: it takes it from the
+# k8s.io/client-go it is built with (v0.36 -> 1.36), here that of its own go.mod, as in the image
+# (HELM_KUBE_MINOR, checked by e2e's TestHelmCLI). A bin/helm of another version (an older
+# HELM_VERSION) is rebuilt; the other tools are built only when missing.
+ifneq ($(shell $(HELM) version --short 2>/dev/null | cut -d+ -f1),$(HELM_VERSION))
+.PHONY: $(HELM)
+endif
 $(HELM):
-	GOBIN=$(BIN) GOFLAGS= go install -ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
-	  -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_KUBE_MINOR) \
-	  -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_KUBE_MINOR)" \
-	  helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	GOBIN=$(BIN) GOFLAGS= go install -ldflags "-X helm.sh/helm/v4/internal/version.version=$(HELM_VERSION)" \
+	  helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 
 ## generate: deepcopy, CRDs into deploy/crds, RBAC into each controller's deploy base
 generate: $(CONTROLLER_GEN)

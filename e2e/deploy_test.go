@@ -1039,9 +1039,12 @@ func TestDeployDockerfilesBuildEachController(t *testing.T) {
 				return
 			}
 			g.Expect(build.Instructions).To(ContainElement(MatchRegexp(`^RUN .*go install .*sigs\.k8s\.io/kustomize/kustomize/v5@` + regexp.QuoteMeta(versions["KUSTOMIZE_VERSION"]) + `( |$)`)))
-			g.Expect(build.Instructions).To(ContainElement(MatchRegexp(`^RUN .*go install .*helm\.sh/helm/v3/cmd/helm@` + regexp.QuoteMeta(versions["HELM_VERSION"]) + `( |$)`)))
-			g.Expect(build.Instructions).To(ContainElement(ContainSubstring("-X helm.sh/helm/v3/internal/version.version=" + versions["HELM_VERSION"])))
-			g.Expect(build.Instructions).To(ContainElement(ContainSubstring("-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor="+versions["HELM_KUBE_MINOR"])),
+			// Helm 4 renders for the minor of the k8s.io/client-go it is linked with: built with
+			// GOWORK=off from its own go.mod, as make tools builds bin/helm, that is the minor of
+			// Helm's go.mod.
+			g.Expect(build.Instructions).To(ContainElement(MatchRegexp(`^RUN .*GOWORK=off GOBIN=/out go install [^&]*helm\.sh/helm/v4/cmd/helm@` + regexp.QuoteMeta(versions["HELM_VERSION"]) + `( |$)`)))
+			g.Expect(build.Instructions).To(ContainElement(ContainSubstring("-X helm.sh/helm/v4/internal/version.version=" + versions["HELM_VERSION"])))
+			g.Expect(helmClientGoMinor(t, versions["HELM_VERSION"])).To(Equal(versions["HELM_KUBE_MINOR"]),
 				"the image's helm renders for the Kubernetes version bin/helm renders for in the tests")
 			g.Expect(final.From).To(MatchRegexp(`^alpine:3\.\d+$`), "an image with a POSIX shell at /bin/sh")
 			g.Expect(final.Instructions).To(ContainElement(MatchRegexp(`^RUN apk add --no-cache( \S+)* git( |$)`)))

@@ -3,9 +3,12 @@
 # (k8s.io/kubernetes, go.etcd.io/etcd/server/v3).
 CONTROLLER_GEN_VERSION := v0.21.0
 KUSTOMIZE_VERSION := v5.8.2
-HELM_VERSION := v3.21.4
+# Helm 4 (helm.sh/helm/v4): the newest release that builds with Go 1.26 and k8s.io v0.36 (v4.3
+# needs k8s.io v0.37).
+HELM_VERSION := v4.2.4
 # The Kubernetes minor `helm template` renders for (.Capabilities.KubeVersion): that of the pinned
-# kube-apiserver, as in the manifest-generator image.
+# kube-apiserver, as in the manifest-generator image. Helm 4 takes it from the k8s.io/client-go
+# of its go.mod (v0.36 -> 1.36), no longer from an ldflag: a new HELM_VERSION must keep it.
 HELM_KUBE_MINOR := 36
 # Flux's kustomize-controller, run by the e2e consumer scenario against the source-controller: the
 # newest release that builds with Go 1.26 (v1.10 needs Go 1.27). Flux's helm-controller is not
