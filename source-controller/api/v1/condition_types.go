@@ -61,3 +61,32 @@ const (
 	// OCILayerOperationFailedReason: the layer could not be extracted or copied.
 	OCILayerOperationFailedReason = "OCIArtifactLayerOperationFailed"
 )
+
+// The condition and reasons of GitRepository spec.include, as Flux's.
+const (
+	// IncludeUnavailableCondition: an included GitRepository does not exist or has no artifact
+	// yet; the GitRepository waits for it (Ready=False).
+	IncludeUnavailableCondition = "IncludeUnavailable"
+	// IncludeNotFoundReason: the included GitRepository does not exist.
+	IncludeNotFoundReason = "NotFound"
+	// IncludeNoArtifactReason: the included GitRepository has no artifact yet.
+	IncludeNoArtifactReason = "NoArtifact"
+	// IncludeChangeReason (ArtifactOutdated): an included artifact changed.
+	IncludeChangeReason = "IncludeChange"
+	// IllegalPathReason: a fromPath or toPath leads outside its artifact.
+	IllegalPathReason = "IllegalPath"
+	// CopyFailureReason: the included artifact could not be read, or has no fromPath.
+	CopyFailureReason = "CopyFailure"
+)
+
+// The SourceVerified=False reasons of a GitRepository, as Flux's.
+const (
+	// InvalidVerificationModeReason: Tag or TagAndHEAD for a reference that is not a tag.
+	InvalidVerificationModeReason = "InvalidVerificationMode"
+	// InvalidGitObjectReason: the tag to verify is unsigned or lightweight.
+	InvalidGitObjectReason = "InvalidGitObject"
+	// InvalidTagSignatureReason: no trusted key verifies the tag's signature.
+	InvalidTagSignatureReason = "InvalidTagSignature"
+	// InvalidCommitSignatureReason: the commit is unsigned, or no trusted key verifies it.
+	InvalidCommitSignatureReason = "InvalidCommitSignature"
+)

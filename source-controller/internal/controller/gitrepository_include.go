@@ -14,7 +14,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
@@ -22,35 +21,9 @@ import (
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 )
 
-// Flux's condition and reasons of spec.include.
-const (
-	// IncludeUnavailableCondition: an included GitRepository does not exist or has no artifact
-	// yet; the GitRepository waits for it.
-	IncludeUnavailableCondition = "IncludeUnavailable"
-	// includeNotFoundReason: the included GitRepository does not exist.
-	includeNotFoundReason = "NotFound"
-	// includeNoArtifactReason: the included GitRepository has no artifact yet.
-	includeNoArtifactReason = "NoArtifact"
-	// includeChangeReason (ArtifactOutdated): an included artifact changed.
-	includeChangeReason = "IncludeChange"
-	// illegalPathReason: a fromPath or toPath leads outside its artifact.
-	illegalPathReason = "IllegalPath"
-	// copyFailureReason: the included artifact could not be read, or has no fromPath.
-	copyFailureReason = "CopyFailure"
-)
-
 // requeueInclude is how soon a GitRepository waiting for an include looks again; the include
 // getting its artifact wakes it sooner (the GitRepository watch of SetupWithManager).
 const requeueInclude = 30 * time.Second
-
-// IncludeUnavailable is a step condition: it makes Ready False while an include is missing,
-// even with an artifact stored, as Flux does.
-func init() {
-	stepConditions = append(stepConditions, struct {
-		condition string
-		failing   metav1.ConditionStatus
-	}{IncludeUnavailableCondition, metav1.ConditionTrue})
-}
 
 // includedArtifacts reads the artifacts of spec.include, in order. When one is missing it
 // records IncludeUnavailable and returns wait: the reconcile waits for it.
@@ -62,18 +35,18 @@ func (r *GitRepositoryReconciler) includedArtifacts(ctx context.Context, obj *so
 			if !apierrors.IsNotFound(err) {
 				return nil, false, err
 			}
-			markFailure(obj, IncludeUnavailableCondition, includeNotFoundReason,
+			markFailure(obj, sourcev1.IncludeUnavailableCondition, sourcev1.IncludeNotFoundReason,
 				fmt.Sprintf("included GitRepository '%s/%s' not found", obj.Namespace, name))
 			return nil, true, nil
 		}
 		if dep.Status.Artifact == nil {
-			markFailure(obj, IncludeUnavailableCondition, includeNoArtifactReason,
+			markFailure(obj, sourcev1.IncludeUnavailableCondition, sourcev1.IncludeNoArtifactReason,
 				fmt.Sprintf("no artifact available for include '%s'", name))
 			return nil, true, nil
 		}
 		arts = append(arts, dep.Status.Artifact.DeepCopy())
 	}
-	conditions.Delete(obj, IncludeUnavailableCondition)
+	conditions.Delete(obj, sourcev1.IncludeUnavailableCondition)
 	return arts, false, nil
 }
 
@@ -118,15 +91,15 @@ func (r *GitRepositoryReconciler) includeMounts(obj *sourcev1.GitRepository, art
 			err = fmt.Errorf("toPath '%s' is the root of the artifact", incl.GetToPath())
 		}
 		if err != nil {
-			return nil, closeAll, illegalPathReason, fmt.Errorf("include '%s': %w", name, err)
+			return nil, closeAll, sourcev1.IllegalPathReason, fmt.Errorf("include '%s': %w", name, err)
 		}
 		from, err := includePath(incl.FromPath)
 		if err != nil {
-			return nil, closeAll, illegalPathReason, fmt.Errorf("include '%s': %w", name, err)
+			return nil, closeAll, sourcev1.IllegalPathReason, fmt.Errorf("include '%s': %w", name, err)
 		}
 		root, err := r.extractInclude(arts[i], from, tmp, i)
 		if err != nil {
-			return nil, closeAll, copyFailureReason, fmt.Errorf("failed to copy '%s' include from '%s' to '%s': %w", name, from, to, err)
+			return nil, closeAll, sourcev1.CopyFailureReason, fmt.Errorf("failed to copy '%s' include from '%s' to '%s': %w", name, from, to, err)
 		}
 		roots = append(roots, root)
 		mounts[to] = root.FS()

@@ -25,7 +25,7 @@ func TestGitRepositoryInclude(t *testing.T) {
 
 	include := []sourcev1.GitRepositoryInclude{{GitRepositoryRef: meta.LocalObjectReference{Name: "lib"}, FromPath: "deploy", ToPath: "vendor/lib"}}
 	key := createRepo(t, ns, "app", sourcev1.GitRepositorySpec{URL: app.HTTPURL(), Include: include})
-	g.Eventually(condition(key, IncludeUnavailableCondition), timeout).Should(Equal(
+	g.Eventually(condition(key, sourcev1.IncludeUnavailableCondition), timeout).Should(Equal(
 		"True|NotFound|included GitRepository '" + ns + "/lib' not found"))
 	g.Expect(condition(key, meta.ReadyCondition)(g)).To(Equal("False|NotFound|included GitRepository '" + ns + "/lib' not found"))
 	g.Expect(condition(key, meta.StalledCondition)(g)).To(BeEmpty(), "it waits, it does not stall")
@@ -33,7 +33,7 @@ func TestGitRepositoryInclude(t *testing.T) {
 
 	libKey := createRepo(t, ns, "lib", sourcev1.GitRepositorySpec{URL: lib.HTTPURL()})
 	g.Eventually(condition(key, meta.ReadyCondition), timeout).Should(Equal("True|Succeeded|stored artifact for revision 'master@sha1:" + appSHA + "'"))
-	g.Expect(condition(key, IncludeUnavailableCondition)(g)).To(BeEmpty())
+	g.Expect(condition(key, sourcev1.IncludeUnavailableCondition)(g)).To(BeEmpty())
 	g.Expect(fetchArtifact(t, key)).To(Equal(map[string]string{
 		"kustomization.yaml": "app", "vendor/keep.txt": "k", "vendor/lib/base.yaml": "v1",
 	}))

@@ -69,7 +69,7 @@ func outdated(obj *sourcev1.GitRepository, rev git.Revision, includes []*meta.Ar
 	case art == nil || art.Revision != rev.String():
 		reason, msg = sourcev1.NewRevisionReason, fmt.Sprintf("new upstream revision '%s'", rev)
 	case !includesUnchanged(obj, includes):
-		reason, msg = includeChangeReason, "included artifacts differ from last observed includes"
+		reason, msg = sourcev1.IncludeChangeReason, "included artifacts differ from last observed includes"
 	default:
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: the content configuration or verification changed")
 		return

@@ -17,18 +17,6 @@ import (
 	"github.com/sluice-gitops/sluice/source-controller/internal/git"
 )
 
-// Flux's SourceVerified=False reasons of a GitRepository.
-const (
-	// invalidVerificationModeReason: Tag or TagAndHEAD for a reference that is not a tag.
-	invalidVerificationModeReason = "InvalidVerificationMode"
-	// invalidGitObjectReason: the tag to verify is unsigned or lightweight.
-	invalidGitObjectReason = "InvalidGitObject"
-	// invalidTagSignatureReason: no trusted key verifies the tag's signature.
-	invalidTagSignatureReason = "InvalidTagSignature"
-	// invalidCommitSignatureReason: the commit is unsigned, or no trusted key verifies it.
-	invalidCommitSignatureReason = "InvalidCommitSignature"
-)
-
 // verificationUnchanged: SourceVerified vouches for the stored artifact under the current spec
 // (mode and generation), or nothing is to be verified. Otherwise the commit is fetched and
 // verified again.
@@ -74,25 +62,25 @@ func (r *GitRepositoryReconciler) verifyCommit(ctx context.Context, obj *sourcev
 		rev := commit.Revision
 		if !rev.RefName.IsTag() {
 			// No retry makes a branch a tag: the spec must change.
-			return r.notVerifiedGit(obj, invalidVerificationModeReason, reconcile.TerminalError(fmt.Errorf(
+			return r.notVerifiedGit(obj, sourcev1.InvalidVerificationModeReason, reconcile.TerminalError(fmt.Errorf(
 				"verification mode '%s' needs a tag reference (spec.ref.tag, semver or a refs/tags/ name)", mode)))
 		}
 		if commit.Tag == nil {
-			return r.notVerifiedGit(obj, invalidGitObjectReason, fmt.Errorf("cannot verify tag '%s': it is a lightweight tag, without a signature", rev.Name))
+			return r.notVerifiedGit(obj, sourcev1.InvalidGitObjectReason, fmt.Errorf("cannot verify tag '%s': it is a lightweight tag, without a signature", rev.Name))
 		}
 		key, err := keys.VerifyTag(commit.Tag)
 		if errors.Is(err, git.ErrUnsigned) {
-			return r.notVerifiedGit(obj, invalidGitObjectReason, fmt.Errorf("cannot verify the signature of tag '%s': it is not signed", rev.Name))
+			return r.notVerifiedGit(obj, sourcev1.InvalidGitObjectReason, fmt.Errorf("cannot verify the signature of tag '%s': it is not signed", rev.Name))
 		}
 		if err != nil {
-			return r.notVerifiedGit(obj, invalidTagSignatureReason, fmt.Errorf("signature verification of tag '%s' failed: %w", rev.Name, err))
+			return r.notVerifiedGit(obj, sourcev1.InvalidTagSignatureReason, fmt.Errorf("signature verification of tag '%s' failed: %w", rev.Name, err))
 		}
 		verified = append(verified, fmt.Sprintf("tag '%s' with %s", rev.Name, key))
 	}
 	if mode == sourcev1.ModeGitHEAD || mode == sourcev1.ModeGitTagAndHEAD {
 		key, err := keys.VerifyCommit(commit.Object)
 		if err != nil {
-			return r.notVerifiedGit(obj, invalidCommitSignatureReason, fmt.Errorf("signature verification of commit '%s' failed: %w", commit.Revision.Hash, err))
+			return r.notVerifiedGit(obj, sourcev1.InvalidCommitSignatureReason, fmt.Errorf("signature verification of commit '%s' failed: %w", commit.Revision.Hash, err))
 		}
 		verified = append(verified, fmt.Sprintf("commit '%s' with %s", commit.Revision.Hash, key))
 	}

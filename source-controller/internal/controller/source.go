@@ -221,6 +221,7 @@ var stepConditions = []struct {
 	failing   metav1.ConditionStatus
 }{
 	{sourcev1.FetchFailedCondition, metav1.ConditionTrue},
+	{sourcev1.IncludeUnavailableCondition, metav1.ConditionTrue},
 	{sourcev1.SourceVerifiedCondition, metav1.ConditionFalse},
 	{sourcev1.BuildFailedCondition, metav1.ConditionTrue},
 	{sourcev1.StorageOperationFailedCondition, metav1.ConditionTrue},
