@@ -37,7 +37,7 @@ type LocalHelmChartSourceReference struct {
 	// APIVersion of the source.
 	// +optional
 	APIVersion string `json:"apiVersion,omitempty"`
-	// Kind of the source: HelmRepository or GitRepository (Bucket is not supported).
+	// Kind of the source: HelmRepository, GitRepository or Bucket.
 	// +kubebuilder:validation:Enum=HelmRepository;GitRepository;Bucket
 	// +required
 	Kind string `json:"kind"`

@@ -66,18 +66,18 @@ func (r *HelmChartReconciler) buildFromHelmRepository(ctx context.Context, obj *
 	return res, false, nil
 }
 
-// buildFromGitRepository downloads the GitRepository's artifact through its URL (digest
+// buildFromArtifactSource downloads the artifact of a GitRepository or Bucket through its URL (digest
 // verified) and packages the chart at spec.chart, unless the source revision and the spec are
 // the ones the stored chart was built from.
-func (r *HelmChartReconciler) buildFromGitRepository(ctx context.Context, obj *sourcev1.HelmChart, tmp string) (*chart.Result, bool, error) {
-	repo := &sourcev1.GitRepository{}
-	if waiting, err := r.getSource(ctx, obj, repo); waiting || err != nil {
+func (r *HelmChartReconciler) buildFromArtifactSource(ctx context.Context, obj *sourcev1.HelmChart, tmp string, src source) (*chart.Result, bool, error) {
+	if waiting, err := r.getSource(ctx, obj, src); waiting || err != nil {
 		return nil, waiting, err
 	}
-	if err := r.verifyUnsupported(obj, fmt.Sprintf("GitRepository '%s'", repo.Name)); err != nil {
+	name := fmt.Sprintf("%s '%s'", obj.Spec.SourceRef.Kind, obj.Spec.SourceRef.Name)
+	if err := r.verifyUnsupported(obj, name); err != nil {
 		return nil, false, err
 	}
-	srcArt := repo.Status.Artifact
+	srcArt := src.GetArtifact()
 	if a := obj.Status.Artifact; a != nil && obj.Status.ObservedSourceArtifactRevision == srcArt.Revision &&
 		obj.Status.ObservedGeneration == obj.Generation && sameValuesFiles(obj) {
 		r.upToDate(ctx, obj)
@@ -88,7 +88,7 @@ func (r *HelmChartReconciler) buildFromGitRepository(ctx context.Context, obj *s
 
 	srcDir := filepath.Join(tmp, "source")
 	if err := r.Fetcher.Fetch(ctx, srcArt.URL, srcArt.Digest, srcDir); err != nil {
-		return nil, false, r.fetchFailed(obj, sourcev1.SourceUnavailableReason, fmt.Errorf("fetching the artifact of GitRepository '%s': %w", repo.Name, err))
+		return nil, false, r.fetchFailed(obj, sourcev1.SourceUnavailableReason, fmt.Errorf("fetching the artifact of %s: %w", name, err))
 	}
 	opts := r.chartOptions(obj)
 	if obj.Spec.ReconcileStrategy == sourcev1.ReconcileStrategyRevision {

@@ -71,10 +71,12 @@ func (r *HelmChartReconciler) reconcileSteps(ctx context.Context, obj *sourcev1.
 	case sourcev1.HelmRepositoryKind:
 		res, waiting, err = r.buildFromHelmRepository(ctx, obj, tmp)
 	case sourcev1.GitRepositoryKind:
-		res, waiting, err = r.buildFromGitRepository(ctx, obj, tmp)
+		res, waiting, err = r.buildFromArtifactSource(ctx, obj, tmp, &sourcev1.GitRepository{})
+	case sourcev1.BucketKind:
+		res, waiting, err = r.buildFromArtifactSource(ctx, obj, tmp, &sourcev1.Bucket{})
 	default:
 		err = r.fetchFailed(obj, sourcev1.InvalidChartReferenceReason, reconcile.TerminalError(fmt.Errorf(
-			"invalid chart reference: source kind '%s' is not supported: use a HelmRepository or a GitRepository", obj.Spec.SourceRef.Kind)))
+			"invalid chart reference: source kind '%s' is not supported: use a HelmRepository, a GitRepository or a Bucket", obj.Spec.SourceRef.Kind)))
 	}
 	switch {
 	case err != nil:
@@ -154,7 +156,7 @@ func (r *HelmChartReconciler) upToDate(ctx context.Context, obj *sourcev1.HelmCh
 // chartReadyMessage is Ready's reason and message of a stored chart (docs/helmchart.md): pulled
 // as is from a repository, or packaged (from Git, or with values files).
 func chartReadyMessage(obj *sourcev1.HelmChart) (string, string) {
-	packaged := obj.Spec.SourceRef.Kind == sourcev1.GitRepositoryKind || len(obj.Status.ObservedValuesFiles) > 0
+	packaged := obj.Spec.SourceRef.Kind != sourcev1.HelmRepositoryKind || len(obj.Status.ObservedValuesFiles) > 0
 	return chartReadyMessageFor(packaged, obj.Status.ObservedChartName, obj.Status.Artifact.Revision)
 }
 

@@ -135,6 +135,8 @@ func (r *HelmChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 			builder.WithPredicates(artifactRevisionChanged())).
 		Watches(&sourcev1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.chartsOf(sourcev1.GitRepositoryKind)),
 			builder.WithPredicates(artifactRevisionChanged())).
+		Watches(&sourcev1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.chartsOf(sourcev1.BucketKind)),
+			builder.WithPredicates(artifactRevisionChanged())).
 		WithOptions(opts)
 	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &sourcev1.HelmChartList{} }).Complete(r)
 }
