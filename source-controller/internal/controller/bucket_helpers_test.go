@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/events"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,22 +82,11 @@ func pokeBucket(t *testing.T, key client.ObjectKey) {
 	testenv.Poke(t, k8s, &sourcev1.Bucket{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
 }
 
-// bucketCondition is "status|reason|message" of a condition once the status reflects the last
-// reconcile request and, for Ready=True, the generation.
+// bucketCondition is condition for a Bucket.
 func bucketCondition(key client.ObjectKey, t string) func(g Gomega) string {
 	return func(g Gomega) string {
 		obj := getBucket(g, key)
-		if obj.Annotations[meta.ReconcileRequestAnnotation] != obj.Status.LastHandledReconcileAt {
-			return "not observed yet"
-		}
-		c := conditions.Get(obj, t)
-		if c == nil {
-			return ""
-		}
-		if t == meta.ReadyCondition && c.Status == metav1.ConditionTrue && obj.Status.ObservedGeneration != obj.Generation {
-			return "not observed yet"
-		}
-		return string(c.Status) + "|" + c.Reason + "|" + c.Message
+		return observedCondition(obj, obj.Status.ObservedGeneration, t)
 	}
 }
 

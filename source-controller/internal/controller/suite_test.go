@@ -155,23 +155,29 @@ func getRepo(g Gomega, key client.ObjectKey) *sourcev1.GitRepository {
 }
 
 // condition returns "status|reason|message" of a condition of the GitRepository, once the
-// status reflects the current reconcile request. (Ready=True also waits for observedGeneration,
-// written with the artifact.)
+// status reflects the current reconcile request (see observedCondition).
 func condition(key client.ObjectKey, t string) func(g Gomega) string {
 	return func(g Gomega) string {
 		obj := getRepo(g, key)
-		if obj.Annotations[meta.ReconcileRequestAnnotation] != obj.Status.LastHandledReconcileAt {
-			return "not observed yet"
-		}
-		c := conditions.Get(obj, t)
-		if c == nil {
-			return ""
-		}
-		if t == meta.ReadyCondition && c.Status == metav1.ConditionTrue && obj.Status.ObservedGeneration != obj.Generation {
-			return "not observed yet"
-		}
-		return string(c.Status) + "|" + c.Reason + "|" + c.Message
+		return observedCondition(obj, obj.Status.ObservedGeneration, t)
 	}
+}
+
+// observedCondition is "status|reason|message" of a condition of a source, or "not observed
+// yet" while its status does not reflect the current reconcile request (and, for Ready=True,
+// the generation, written with the artifact).
+func observedCondition(obj source, observedGeneration int64, t string) string {
+	if obj.GetAnnotations()[meta.ReconcileRequestAnnotation] != obj.GetRequestStatus().LastHandledReconcileAt {
+		return "not observed yet"
+	}
+	c := conditions.Get(obj, t)
+	if c == nil {
+		return ""
+	}
+	if t == meta.ReadyCondition && c.Status == metav1.ConditionTrue && observedGeneration != obj.GetGeneration() {
+		return "not observed yet"
+	}
+	return string(c.Status) + "|" + c.Reason + "|" + c.Message
 }
 
 // revision returns the revision of the stored artifact.
