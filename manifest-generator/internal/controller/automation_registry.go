@@ -67,12 +67,21 @@ func (r *ManifestGenerationReconciler) registries(ctx context.Context, obj *gene
 		regs.err = err
 		return regs
 	}
+	// Workloads share pull secrets: each is read once per scan.
+	type read struct {
+		data map[string][]byte
+		err  error
+	}
+	seen := map[client.ObjectKey]read{}
 	regs.pullSecrets = func(ctx context.Context, namespace, name string) (map[string][]byte, error) {
-		s := &corev1.Secret{}
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
-			return nil, err
+		key := client.ObjectKey{Namespace: namespace, Name: name}
+		if r, ok := seen[key]; ok {
+			return r.data, r.err
 		}
-		return s.Data, nil
+		s := &corev1.Secret{}
+		err := cl.Get(ctx, key, s)
+		seen[key] = read{data: s.Data, err: err}
+		return s.Data, err
 	}
 	return regs
 }

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -253,4 +256,38 @@ func TestAutomationInvalidFilter(t *testing.T) {
 	g.Expect(conditions.IsReady(getGeneration(g, key))).To(BeTrue(), "the apply is not affected")
 	g.Expect(conditions.GetReason(getGeneration(g, key), meta.ReadyCondition)).To(Equal(generatorv1.ReconciliationSucceededReason))
 	g.Consistently(releases(f.ns), 2*time.Second).Should(BeEmpty())
+}
+
+// A private registry over TLS: the automation trusts the CA of spec.automation.certSecretRef and
+// reads the workload's imagePullSecrets as the generation's account.
+func TestAutomationPrivateRegistry(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := testserver.NewRegistry(t, testserver.RegistryOptions{TLS: true, Username: "bob", Password: "s3cret"})
+	reg.PushImage(t, "apps/podinfo", "1.0.0", day)
+	image := reg.Host() + "/apps/podinfo"
+	deployment := strings.Replace(automatedDeployment(image+":1.0.0", map[string]string{"fluxcd.io/automated": "true"}),
+		"    spec:\n", "    spec:\n      imagePullSecrets:\n        - name: regcred\n", 1)
+	f := newUpdateFixture(t, map[string]string{"apps/podinfo.yaml": deployment})
+	auth := base64.StdEncoding.EncodeToString([]byte("bob:s3cret"))
+	config, _ := json.Marshal(map[string]any{"auths": map[string]any{reg.Host(): map[string]string{"auth": auth}}})
+	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "regcred"},
+		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: config}})).To(Succeed())
+	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "registry-ca"},
+		Data: map[string][]byte{"ca.crt": reg.CAPEM()}})).To(Succeed())
+
+	key := client.ObjectKey{Namespace: f.ns, Name: "apps"}
+	gen := &generatorv1.ManifestGeneration{}
+	g.Expect(k8s.Get(ctx, key, gen)).To(Succeed())
+	patch := client.MergeFrom(gen.DeepCopy())
+	gen.Spec.Automation = &generatorv1.Automation{Interval: &metav1.Duration{Duration: time.Second},
+		CertSecretRef: &meta.LocalObjectReference{Name: "registry-ca"}}
+	g.Expect(k8s.Patch(ctx, gen, patch)).To(Succeed())
+	f.publishHead(t)
+	g.Eventually(automationStatus(key), timeout).Should(ConsistOf(HaveField("LatestTag", "1.0.0")))
+
+	reg.PushImage(t, "apps/podinfo", "1.1.0", day.Add(time.Hour))
+	g.Eventually(releases(f.ns), timeout).Should(HaveLen(1))
+	g.Expect(releases(f.ns)(g)[0].Spec.ContainerImage.Image).To(Equal(image + ":1.1.0"))
+	g.Expect(conditions.Get(getGeneration(g, key), generatorv1.AutomationFailedCondition)).To(BeNil())
 }
