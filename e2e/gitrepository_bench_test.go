@@ -40,6 +40,7 @@ func BenchmarkGitRepositoriesProcess(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		ns := newBenchNamespace(b)
+		deleteWhenDone(b, k8s, &sourcev1.GitRepository{}, &sourcev1.GitRepositoryList{}, ns)
 		ready := func(request string) func(client.Object) bool {
 			return func(o client.Object) bool {
 				r := o.(*sourcev1.GitRepository)

@@ -39,6 +39,8 @@ func BenchmarkHelmChartsProcess(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		ns := newBenchNamespace(b)
+		deleteWhenDone(b, k8s, &sourcev1.HelmRepository{}, &sourcev1.HelmRepositoryList{}, ns)
+		deleteWhenDone(b, k8s, &sourcev1.HelmChart{}, &sourcev1.HelmChartList{}, ns)
 		repo := &sourcev1.HelmRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "repo"},
 			Spec: sourcev1.HelmRepositorySpec{URL: server.URL(), Interval: metav1.Duration{Duration: time.Hour}}}
 		NewWithT(b).Expect(k8s.Create(ctx, repo)).To(Succeed())
