@@ -75,6 +75,14 @@ func (r *ManifestGenerationReconciler) automate(ctx context.Context, obj *genera
 	}
 	obj.Status.Automation = next
 	r.markAutomation(obj, failures)
+	if r.Metrics != nil {
+		// gotk_reconcile_condition{type="AutomationFailed"}, while it is set.
+		if conditions.Has(obj, generatorv1.AutomationFailedCondition) {
+			r.Metrics.RecordCondition(ctx, obj, generatorv1.AutomationFailedCondition)
+		} else {
+			r.Metrics.DeleteCondition(ctx, obj, generatorv1.AutomationFailedCondition)
+		}
+	}
 	log.FromContext(ctx).V(1).Info("scanned the images of the automated workloads", "images", len(next.Images))
 }
 

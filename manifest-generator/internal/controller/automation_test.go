@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/sluice-gitops/sluice/shared/gates/gatestest"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
@@ -253,6 +254,7 @@ func TestAutomationInvalidFilter(t *testing.T) {
 		ContainSubstring(`semver filter "1.x <<2"`),
 		HaveSuffix("fix the fluxcd.io/tag.app annotation"),
 	))
+	g.Expect(automationFailedGauge(g, f.ns)).To(Equal("True"), "gotk_reconcile_condition")
 	g.Expect(conditions.IsReady(getGeneration(g, key))).To(BeTrue(), "the apply is not affected")
 	g.Expect(conditions.GetReason(getGeneration(g, key), meta.ReadyCondition)).To(Equal(generatorv1.ReconciliationSucceededReason))
 	g.Consistently(releases(f.ns), 2*time.Second).Should(BeEmpty())
@@ -290,4 +292,27 @@ func TestAutomationPrivateRegistry(t *testing.T) {
 	g.Eventually(releases(f.ns), timeout).Should(HaveLen(1))
 	g.Expect(releases(f.ns)(g)[0].Spec.ContainerImage.Image).To(Equal(image + ":1.1.0"))
 	g.Expect(conditions.Get(getGeneration(g, key), generatorv1.AutomationFailedCondition)).To(BeNil())
+}
+
+// automationFailedGauge is the status whose gotk_reconcile_condition{type="AutomationFailed"}
+// series of the generation apps of ns is 1, "" when there is none.
+func automationFailedGauge(g Gomega, ns string) string {
+	families, err := crmetrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != "gotk_reconcile_condition" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["kind"] == generatorv1.ManifestGenerationKind && labels["namespace"] == ns && labels["name"] == "apps" &&
+				labels["type"] == generatorv1.AutomationFailedCondition && m.GetGauge().GetValue() == 1 {
+				return labels["status"]
+			}
+		}
+	}
+	return ""
 }
