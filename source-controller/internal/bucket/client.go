@@ -4,12 +4,10 @@ package bucket
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -25,10 +23,9 @@ type Options struct {
 	Region string
 	// AccessKey and SecretKey are static keys; empty means anonymous requests.
 	AccessKey, SecretKey string
-	// TLS is the TLS configuration of HTTPS (CA, client certificate); nil is the system's.
-	TLS *tls.Config
-	// Proxy is the proxy to go through; nil is the environment's (HTTPS_PROXY, NO_PROXY).
-	Proxy *url.URL
+	// Transport carries the requests (the TLS settings and proxy of the Bucket's Secrets); nil
+	// is the default, with the environment's proxy (HTTPS_PROXY, NO_PROXY).
+	Transport http.RoundTripper
 }
 
 // Object is a listed object.
@@ -47,12 +44,9 @@ type Client struct {
 
 // New returns a client for opts. It fails only on an endpoint that does not parse.
 func New(opts Options) (*Client, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if opts.TLS != nil {
-		tr.TLSClientConfig = opts.TLS
-	}
-	if opts.Proxy != nil {
-		tr.Proxy = http.ProxyURL(opts.Proxy)
+	tr := opts.Transport
+	if tr == nil {
+		tr = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	mo := &minio.Options{Secure: !opts.Insecure, Region: opts.Region, Transport: tr}
 	if opts.AccessKey != "" || opts.SecretKey != "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/bucket"
@@ -47,47 +46,16 @@ func (r *SourceReconciler) bucketClient(ctx context.Context, obj *sourcev1.Bucke
 			return nil, fmt.Errorf("secret '%s/%s' needs both 'accesskey' and 'secretkey'", obj.Namespace, ref.Name)
 		}
 	}
-	if ref := obj.Spec.CertSecretRef; ref != nil {
-		data, err := r.secretData(ctx, obj.Namespace, ref.Name)
+	if obj.Spec.CertSecretRef != nil || obj.Spec.ProxySecretRef != nil {
+		t, err := r.secretTransport(ctx, obj.Namespace, obj.Spec.CertSecretRef, obj.Spec.ProxySecretRef)
 		if err != nil {
 			return nil, err
 		}
-		if len(data["ca.crt"]) == 0 && len(data["tls.crt"]) == 0 && len(data["tls.key"]) == 0 {
-			return nil, fmt.Errorf("secret '%s/%s' has no TLS settings: 'ca.crt', or 'tls.crt' and 'tls.key'", obj.Namespace, ref.Name)
-		}
-		if opts.TLS, err = tlsConfig(data); err != nil {
-			return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, ref.Name, err)
-		}
-	}
-	if ref := obj.Spec.ProxySecretRef; ref != nil {
-		data, err := r.secretData(ctx, obj.Namespace, ref.Name)
-		if err != nil {
-			return nil, err
-		}
-		if opts.Proxy, err = proxyURL(data); err != nil {
-			return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, ref.Name, err)
-		}
+		opts.Transport = t
 	}
 	c, err := bucket.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errEndpointInvalid, err)
 	}
 	return c, nil
-}
-
-// proxyURL is the proxy of a proxy Secret: `address`, with `username` and `password` when set.
-func proxyURL(data map[string][]byte) (*url.URL, error) {
-	address := string(data["address"])
-	if address == "" {
-		return nil, errors.New("'address' is missing")
-	}
-	u, err := url.Parse(address)
-	if err != nil {
-		return nil, fmt.Errorf("'address' does not parse: %w", err)
-	}
-	user, password := data["username"], data["password"]
-	if len(user) > 0 || len(password) > 0 {
-		u.User = url.UserPassword(string(user), string(password))
-	}
-	return u, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -103,6 +104,9 @@ func (r *SourceReconciler) secretTransport(ctx context.Context, namespace string
 		if err != nil {
 			return nil, err
 		}
+		if len(data["ca.crt"]) == 0 && len(data["tls.crt"]) == 0 && len(data["tls.key"]) == 0 {
+			return nil, fmt.Errorf("secret '%s/%s' has no TLS settings: 'ca.crt', or 'tls.crt' and 'tls.key'", namespace, certRef.Name)
+		}
 		if t.TLSClientConfig, err = tlsConfig(data); err != nil {
 			return nil, fmt.Errorf("secret '%s/%s': %w", namespace, certRef.Name, err)
 		}
@@ -129,4 +133,21 @@ func cloudProvider(provider string) error {
 	}
 	return fmt.Errorf("provider '%s' needs a cloud identity, which this source-controller does not obtain: "+
 		"use provider generic with credentials in Secrets", provider)
+}
+
+// proxyURL is the proxy of a proxy Secret: `address`, with `username` and `password` when set.
+func proxyURL(data map[string][]byte) (*url.URL, error) {
+	address := string(data["address"])
+	if address == "" {
+		return nil, errors.New("'address' is missing")
+	}
+	u, err := url.Parse(address)
+	if err != nil {
+		return nil, fmt.Errorf("'address' does not parse: %w", err)
+	}
+	user, password := data["username"], data["password"]
+	if len(user) > 0 || len(password) > 0 {
+		u.User = url.UserPassword(string(user), string(password))
+	}
+	return u, nil
 }
