@@ -47,9 +47,13 @@ func (r *ManifestGenerationReconciler) automate(ctx context.Context, obj *genera
 	if st != nil {
 		next.LastRelease = st.LastRelease
 	}
-	regs := r.registries(ctx, obj)
+	containers := automatedContainers(objects, obj.Namespace)
+	var regs registries
+	if len(containers) > 0 { // the Secrets are read only when there is something to scan
+		regs = r.registries(ctx, obj)
+	}
 	var failures []automationFailure
-	for _, c := range automatedContainers(objects, obj.Namespace) {
+	for _, c := range containers {
 		img := generatorv1.AutomatedImage{Workload: c.ref.String(), Container: c.container, Image: c.image, Filter: c.filter, Locked: c.locked}
 		tag, err := r.newestTag(ctx, regs, c)
 		if err != nil {
