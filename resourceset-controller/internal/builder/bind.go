@@ -3,7 +3,10 @@ package builder
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"text/template"
+
+	"github.com/sluice-gitops/sluice/shared/templatebudget"
 )
 
 // binding is the private state of one Build call: a clone of every template
@@ -12,9 +15,9 @@ import (
 // loop, and lets concurrent Builds share one Templates.
 type binding struct {
 	current   Input
-	budget    *budget
+	budget    *templatebudget.Budget
 	buf       bytes.Buffer
-	out       *limitedWriter // writes to buf
+	out       io.Writer // writes to buf within the budget
 	resources []*renderer
 	document  *template.Template
 }
@@ -23,17 +26,17 @@ type binding struct {
 type renderer struct {
 	entry     *resourceTemplate
 	templates []*template.Template // bound clones, indexed like entry.names
-	budget    *budget
+	budget    *templatebudget.Budget
 	buf       *bytes.Buffer
-	out       *limitedWriter
+	out       io.Writer
 }
 
 // bind clones the templates for one Build, with its inputs function and the functions metered
 // by its budget.
-func (t *Templates) bind(bud *budget) (*binding, error) {
+func (t *Templates) bind(bud *templatebudget.Budget) (*binding, error) {
 	b := &binding{budget: bud}
-	b.out = &limitedWriter{buf: &b.buf, budget: bud}
-	bound := bud.funcMap()
+	b.out = bud.Writer(&b.buf)
+	bound := bud.FuncMap(metered)
 	bound[inputsFunc] = func() map[string]any { return b.current }
 	for _, rt := range t.resources {
 		r := &renderer{entry: rt, budget: bud, buf: &b.buf, out: b.out}

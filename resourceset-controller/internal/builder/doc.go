@@ -27,8 +27,9 @@
 //
 // A build stays within the limits of limits.go (docs/resourceset.md, "Limits"):
 // the functions whose cost grows with an argument are replaced by bounded ones
-// (sequences.go, strings.go, printf.go), every function is metered per build
-// (metered.go), parsed templates get checks at loops, template calls and prints
-// (guard.go), and output goes through a limited writer (budget.go). The build's
-// context is looked at wherever text/template gives control back.
+// (sequences.go, strings.go, and printf from shared/templatebudget), and the
+// templates run under a templatebudget.Budget: every function is metered per
+// build, parsed templates get checks at loops, template calls and prints, and
+// output goes through a limited writer. The build's context is looked at
+// wherever text/template gives control back.
 package builder

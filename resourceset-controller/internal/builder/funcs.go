@@ -2,6 +2,7 @@ package builder
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"strconv"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	sprig "github.com/go-task/slim-sprig/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sluice-gitops/sluice/shared/templatebudget"
 )
 
 const (
@@ -21,7 +24,7 @@ const (
 
 // funcs is built once: slim-sprig builds a new map on every call and
 // text/template copies it into each template anyway. Every Build binds
-// metered copies of these functions (metered.go).
+// metered copies of these functions (templatebudget.Budget.FuncMap).
 var funcs = func() template.FuncMap {
 	fm := sprig.HermeticTxtFuncMap()
 	fm["toYaml"] = toYAML
@@ -47,16 +50,33 @@ var funcs = func() template.FuncMap {
 	fm["mustRegexReplaceAllLiteral"] = regexReplaceAll(true)
 	// The text/template builtins that print their arguments, so they are metered too
 	// (a function of the map takes precedence over a builtin of the same name).
-	fm["printf"] = printf
-	fm["print"] = fmt.Sprint
-	fm["println"] = fmt.Sprintln
-	fm["html"] = template.HTMLEscaper
-	fm["js"] = template.JSEscaper
-	fm["urlquery"] = template.URLQueryEscaper
+	maps.Copy(fm, templatebudget.Printers())
 	// Placeholder so templates parse; every Build binds the real one (see bind.go).
 	fm[inputsFunc] = func() map[string]any { return nil }
 	return fm
 }()
+
+// metered are the functions every Build meters: funcs but the inputs placeholder, which each
+// Build binds itself.
+var metered = &templatebudget.Funcs{
+	Map: func() template.FuncMap {
+		fm := maps.Clone(funcs)
+		delete(fm, inputsFunc)
+		return fm
+	}(),
+	// They return one of their arguments or a part of one.
+	Accessors: map[string]bool{
+		"default": true, "coalesce": true, "ternary": true, "get": true, "dig": true,
+		"first": true, "mustFirst": true, "last": true, "mustLast": true,
+	},
+	// They print or encode their arguments (the printing builtins are too).
+	Serializers: map[string]bool{
+		"toJson": true, "toPrettyJson": true, "toRawJson": true, "mustToJson": true,
+		"mustToPrettyJson": true, "mustToRawJson": true, "toYaml": true, "toString": true,
+		"toStrings": true, "cat": true, "quote": true, "squote": true, "join": true,
+		"sortAlpha": true, "dict": true, "urlJoin": true,
+	},
+}
 
 // newNamespace returns an empty template set configured the ResourceSet way.
 // Each resources entry and the resourcesTemplate get their own set, so a

@@ -1,6 +1,6 @@
 package builder
 
-import "fmt"
+import "github.com/sluice-gitops/sluice/shared/templatebudget"
 
 // The limits of one build (docs/resourceset.md, "Limits"). Templates come from the users of a
 // cluster and run inside the controller, so whatever a template asks for is bounded: every
@@ -14,16 +14,16 @@ const (
 
 	// MaxWidth bounds the padding a function adds (indent, nindent, printf widths and
 	// precisions): no YAML document is nested that deep nor a column that wide.
-	MaxWidth = 10_000
+	MaxWidth = templatebudget.MaxWidth
 
 	// MaxUniqItems bounds the list uniq reads: it compares every item with every item kept.
 	MaxUniqItems = 10_000
 
 	// MaxValueSize bounds one value a template function returns or an action prints, as
-	// sizeOf counts it, and the values a function serializes (toYaml, toJson, join, printf...):
-	// more than twice the largest object the API server stores, so no value an object can hold
-	// is refused.
-	MaxValueSize = 4 << 20
+	// templatebudget.SizeOf counts it, and the values a function serializes (toYaml, toJson,
+	// join, printf...): more than twice the largest object the API server stores, so no value
+	// an object can hold is refused.
+	MaxValueSize = templatebudget.MaxValueSize
 
 	// MaxResultsSize bounds the values the template functions of one build return, summed (a
 	// function that returns one of its arguments adds nothing): a loop cannot pile up copies
@@ -46,13 +46,11 @@ const (
 	MaxTemplateCalls = 1_000_000
 )
 
-// sizeString says a byte limit the way the docs do: 4 MiB.
-func sizeString(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
+// limits is the budget of one Build: one budget for all its inputs.
+var limits = templatebudget.Limits{
+	Unit:          "build",
+	RenderedSize:  MaxRenderedSize,
+	ResultsSize:   MaxResultsSize,
+	Iterations:    MaxIterations,
+	TemplateCalls: MaxTemplateCalls,
 }

@@ -10,6 +10,8 @@ import (
 	"text/template/parse"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sluice-gitops/sluice/shared/templatebudget"
 )
 
 // resourceTemplate is one spec.resources entry, compiled once: the JSON tree
@@ -43,7 +45,7 @@ func parseResource(name string, raw []byte) (*resourceTemplate, error) {
 		return nil, err
 	}
 	if rt.ns != nil {
-		guard(rt.ns)
+		templatebudget.Guard(rt.ns, metered)
 	}
 	return rt, nil
 }
@@ -182,11 +184,11 @@ type staticValue struct {
 }
 
 func newStatic(v any) staticValue {
-	return staticValue{v: v, size: sizeOf(v, math.MaxInt64)}
+	return staticValue{v: v, size: templatebudget.SizeOf(v, math.MaxInt64)}
 }
 
 func (n staticValue) render(r *renderer) (any, error) {
-	if err := r.budget.render(n.size); err != nil {
+	if err := r.budget.Render(n.size); err != nil {
 		return nil, err
 	}
 	return runtime.DeepCopyJSONValue(n.v), nil

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	sprig "github.com/go-task/slim-sprig/v3"
+
+	"github.com/sluice-gitops/sluice/shared/templatebudget"
 )
 
 // The slim-sprig string functions whose result can be much larger than their arguments. Each
@@ -14,9 +16,7 @@ import (
 // 300000000 allocated 286 MiB in one call), with the same results otherwise.
 
 // errResult is the error of a result that would be over MaxValueSize.
-func errResult(size int) error {
-	return fmt.Errorf("a result of %d bytes is over the limit of %s per value", size, sizeString(MaxValueSize))
-}
+var errResult = templatebudget.ResultOverLimit
 
 func repeat(count int, s string) (string, error) {
 	switch {
@@ -129,7 +129,7 @@ func splitList(sep, s string) ([]string, error) {
 	return strings.Split(s, sep), nil
 }
 
-// splitSize checks the pieces of a split, as sizeOf counts them with room for a map key.
+// splitSize checks the pieces of a split, as templatebudget.SizeOf counts them with room for a map key.
 func splitSize(sep, s string, n int) error {
 	pieces := strings.Count(s, sep) + 1
 	if n >= 0 && pieces > n {

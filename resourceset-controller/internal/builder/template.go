@@ -7,6 +7,8 @@ import (
 	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/sluice-gitops/sluice/shared/templatebudget"
 )
 
 // Input is one input set: arbitrary nested JSON values (maps, slices, strings,
@@ -39,7 +41,7 @@ func Parse(resources [][]byte, resourcesTemplate string) (*Templates, error) {
 		if err != nil {
 			return nil, err // "template: resourcesTemplate:12: ..."
 		}
-		guard(doc)
+		templatebudget.Guard(doc, metered)
 		t.document = doc
 	}
 	return t, nil
@@ -67,7 +69,7 @@ func (t *Templates) Build(ctx context.Context, inputs []Input, common *CommonMet
 	if len(inputs) == 0 {
 		return []*unstructured.Unstructured{}, nil
 	}
-	bud := newBudget(ctx)
+	bud := templatebudget.New(ctx, limits)
 	b, err := t.bind(bud)
 	if err != nil {
 		return nil, err
@@ -84,12 +86,12 @@ func (t *Templates) Build(ctx context.Context, inputs []Input, common *CommonMet
 		return nil
 	}
 	for i, in := range inputs {
-		if err := bud.alive(); err != nil {
+		if err := bud.Alive(); err != nil {
 			return nil, fmt.Errorf("inputs[%d]: %w", i, err)
 		}
 		b.current = copyInput(in)
 		for _, r := range b.resources {
-			if err := bud.alive(); err != nil {
+			if err := bud.Alive(); err != nil {
 				return nil, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err)
 			}
 			v, err := r.entry.root.render(r)

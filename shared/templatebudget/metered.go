@@ -1,43 +1,24 @@
-package builder
+package templatebudget
 
 import (
-	"fmt"
 	"reflect"
 	"text/template"
 	"unsafe"
 )
 
-// accessors return one of their arguments or a part of one: they make nothing new, so their
-// results are neither checked nor counted (a get on a large input is no cost).
-var accessors = map[string]bool{
-	"default": true, "coalesce": true, "ternary": true, "get": true, "dig": true,
-	"first": true, "mustFirst": true, "last": true, "mustLast": true,
-}
-
-// serializers print or encode their arguments, so their cost follows what the arguments hold,
-// not what they are: a list made of the same map twice prints it twice, a map set to hold
-// itself prints forever. Their arguments are checked against MaxValueSize before they run.
-var serializers = map[string]bool{
-	"toJson": true, "toPrettyJson": true, "toRawJson": true, "mustToJson": true,
-	"mustToPrettyJson": true, "mustToRawJson": true, "toYaml": true, "toString": true,
-	"toStrings": true, "cat": true, "quote": true, "squote": true, "join": true,
-	"sortAlpha": true, "dict": true, "urlJoin": true,
-	"print": true, "printf": true, "println": true, "html": true, "js": true, "urlquery": true,
-}
-
-// funcMap returns the functions of one build: every function of funcs, metered by b. A
-// metered function stops once the build's context is done, and its result is checked against
-// MaxValueSize and counted in MaxResultsSize, unless it is one of its arguments.
-func (b *budget) funcMap() template.FuncMap {
-	fm := make(template.FuncMap, len(funcs)+3)
-	for name, fn := range funcs {
-		if name == inputsFunc {
-			continue
-		}
-		if f, ok := b.fastMeter(name, fn); ok {
-			fm[name] = f
+// FuncMap returns the functions of one execution: every function of f.Map metered by b, and the
+// functions of the commands Guard adds. A metered function stops once the context is done, and
+// its result is checked against MaxValueSize and counted in Limits.ResultsSize, unless it is one
+// of its arguments. Functions the caller binds itself (the current input of a ResourceSet) are
+// added to the map it returns.
+func (b *Budget) FuncMap(f *Funcs) template.FuncMap {
+	fm := make(template.FuncMap, len(f.Map)+4)
+	for name, fn := range f.Map {
+		serializer := f.serializer(name)
+		if m, ok := b.fastMeter(fn, serializer, f.Accessors[name]); ok {
+			fm[name] = m
 		} else {
-			fm[name] = b.meter(name, reflect.ValueOf(fn))
+			fm[name] = b.meter(reflect.ValueOf(fn), serializer, f.Accessors[name])
 		}
 	}
 	fm[rangeFunc] = b.iterations
@@ -49,12 +30,11 @@ func (b *budget) funcMap() template.FuncMap {
 // meter wraps one function. Errors are raised as panics: text/template reports a function's
 // panic as the error of the call ("error calling repeat: ..."), also for functions that have
 // no error result.
-func (b *budget) meter(name string, fn reflect.Value) any {
+func (b *Budget) meter(fn reflect.Value, serializer, accessor bool) any {
 	typ := fn.Type()
 	variadic := typ.IsVariadic()
-	accessor, serializer := accessors[name], serializers[name]
 	return reflect.MakeFunc(typ, func(args []reflect.Value) []reflect.Value {
-		if err := b.alive(); err != nil {
+		if err := b.Alive(); err != nil {
 			panic(err)
 		}
 		if serializer {
@@ -80,12 +60,12 @@ func (b *budget) meter(name string, fn reflect.Value) any {
 
 // output checks a value an action prints: fmt builds the whole text before the limited writer
 // sees it.
-func (b *budget) output(v any) (any, error) {
+func (b *Budget) output(v any) (any, error) {
 	_, err := b.value(v, "the printed value")
 	return v, err
 }
 
-var errArguments = fmt.Errorf("the arguments are over the limit of %s per value", sizeString(MaxValueSize))
+var errArguments = overLimit("the arguments are over the limit of %s per value", SizeString(MaxValueSize))
 
 // argumentsSize checks the arguments of a serializer, together, against MaxValueSize.
 func argumentsSize(args []reflect.Value, variadic bool) error {

@@ -1,14 +1,14 @@
-package builder
+package templatebudget
 
 import "reflect"
 
-// sizeOf estimates what a template value weighs once printed or serialized: the bytes of its
+// SizeOf estimates what a template value weighs once printed or serialized: the bytes of its
 // strings, plus 8 bytes for each scalar and each list item or map entry, plus 2 bytes for each
 // level of nesting above an item or entry (the indentation toYaml and toPrettyJson give it).
 // Shared parts count each time they are reached, as they are printed each time. The walk stops
 // as soon as the size is over limit (a map made to hold itself with set is endlessly large), so
 // a check costs at most the limit.
-func sizeOf(v any, limit int64) int64 {
+func SizeOf(v any, limit int64) int64 {
 	s := sizer{limit: limit}
 	s.walk(v, 0)
 	return s.total

@@ -1,4 +1,4 @@
-package builder
+package templatebudget
 
 import (
 	"reflect"
@@ -6,9 +6,9 @@ import (
 	"text/template/parse"
 )
 
-// The functions of the commands guard adds. They are bound per build (budget.funcMap) and are
-// not in the parse-time function map, so no template can call them; errors read "error calling
-// range: a loop of 300000000 iterations takes the build over the limit of 10000000 loop
+// The functions of the commands Guard adds. They are bound per execution (Budget.FuncMap) and
+// are not in the parse-time function map, so no template can call them; errors read "error
+// calling range: a loop of 300000000 iterations takes the build over the limit of 10000000 loop
 // iterations".
 const (
 	rangeFunc    = "range"
@@ -16,25 +16,27 @@ const (
 	outputFunc   = "output"
 )
 
-// guard adds the budget's checks to every template of a parsed set, once, where text/template
-// would otherwise run without giving control back:
-//   - every range gets range (budget.iterations) as the last command of its pipeline: the
+// Guard adds the budget's checks to every template of a set parsed with funcs, once, where
+// text/template would otherwise run without giving control back:
+//   - every range gets range (the loop's iterations) as the last command of its pipeline: the
 //     iterations of each loop are counted before it starts, nested loops each time they start,
 //     and the deadline is looked at, also for loops that print nothing;
-//   - every template call is preceded by an action calling template (budget.call), so
-//     recursion is counted too;
-//   - every action that prints gets output (budget.output) as its last command, unless that
-//     command is a function returning a string, number or boolean: fmt builds the text of a
-//     map or list in memory before the limited writer sees it.
-func guard(set *template.Template) {
+//   - every template call is preceded by an action calling template, so recursion is counted
+//     too;
+//   - every action that prints gets output (a check of the printed value) as its last command,
+//     unless that command is a function returning a string, number or boolean: fmt builds the
+//     text of a map or list in memory before the limited writer sees it.
+//
+// Execute a guarded set only with the functions of a Budget.FuncMap.
+func Guard(set *template.Template, funcs *Funcs) {
 	for _, t := range set.Templates() {
 		if t.Tree != nil && t.Tree.Root != nil {
-			guardList(t.Tree, t.Tree.Root)
+			guardList(t.Tree, t.Tree.Root, funcs.Map)
 		}
 	}
 }
 
-func guardList(tree *parse.Tree, list *parse.ListNode) {
+func guardList(tree *parse.Tree, list *parse.ListNode, funcs template.FuncMap) {
 	if list == nil {
 		return
 	}
@@ -42,16 +44,16 @@ func guardList(tree *parse.Tree, list *parse.ListNode) {
 	for _, n := range list.Nodes {
 		switch n := n.(type) {
 		case *parse.ActionNode:
-			guardOutput(tree, n)
+			guardOutput(tree, n, funcs)
 		case *parse.IfNode:
-			guardList(tree, n.List)
-			guardList(tree, n.ElseList)
+			guardList(tree, n.List, funcs)
+			guardList(tree, n.ElseList, funcs)
 		case *parse.WithNode:
-			guardList(tree, n.List)
-			guardList(tree, n.ElseList)
+			guardList(tree, n.List, funcs)
+			guardList(tree, n.ElseList, funcs)
 		case *parse.RangeNode:
-			guardList(tree, n.List)
-			guardList(tree, n.ElseList)
+			guardList(tree, n.List, funcs)
+			guardList(tree, n.ElseList, funcs)
 			if n.Pipe != nil {
 				n.Pipe.Cmds = append(n.Pipe.Cmds, command(tree, n.Position(), rangeFunc))
 			}
@@ -63,11 +65,11 @@ func guardList(tree *parse.Tree, list *parse.ListNode) {
 	list.Nodes = nodes
 }
 
-func guardOutput(tree *parse.Tree, a *parse.ActionNode) {
+func guardOutput(tree *parse.Tree, a *parse.ActionNode, funcs template.FuncMap) {
 	if a.Pipe == nil || len(a.Pipe.Decl) > 0 || len(a.Pipe.Cmds) == 0 {
 		return // a declaration or an assignment prints nothing
 	}
-	if returnsScalar(a.Pipe.Cmds[len(a.Pipe.Cmds)-1]) {
+	if returnsScalar(a.Pipe.Cmds[len(a.Pipe.Cmds)-1], funcs) {
 		return
 	}
 	a.Pipe.Cmds = append(a.Pipe.Cmds, command(tree, a.Position(), outputFunc))
@@ -77,7 +79,7 @@ func guardOutput(tree *parse.Tree, a *parse.ActionNode) {
 var scalarBuiltins = map[string]bool{"len": true, "not": true, "eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true}
 
 // returnsScalar reports whether a command calls a function whose result prints as it is.
-func returnsScalar(cmd *parse.CommandNode) bool {
+func returnsScalar(cmd *parse.CommandNode, funcs template.FuncMap) bool {
 	if len(cmd.Args) == 0 {
 		return false
 	}
@@ -103,7 +105,7 @@ func returnsScalar(cmd *parse.CommandNode) bool {
 // a space), so it shadows nothing; declaring it is cheaper than printing "".
 const callVariable = "$ call"
 
-// callAction is the action << $call := name >>, at pos.
+// callAction is the action {{ $call := name }}, at pos.
 func callAction(tree *parse.Tree, pos parse.Pos, name string) *parse.ActionNode {
 	variable := &parse.VariableNode{NodeType: parse.NodeVariable, Pos: pos, Ident: []string{callVariable}}
 	pipe := &parse.PipeNode{NodeType: parse.NodePipe, Pos: pos, Decl: []*parse.VariableNode{variable},

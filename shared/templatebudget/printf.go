@@ -1,15 +1,15 @@
-package builder
+package templatebudget
 
 import (
 	"fmt"
 	"reflect"
 )
 
-// printf is text/template's printf (fmt.Sprintf), except that widths and precisions over
+// Printf is text/template's printf (fmt.Sprintf), except that widths and precisions over
 // MaxWidth are refused and the size of the result is estimated first: fmt pads up to a width of
 // a million per verb, and a format can repeat a verb on one argument (%[1]v%[1]v...) as often
 // as it is long.
-func printf(format string, args ...any) (string, error) {
+func Printf(format string, args ...any) (string, error) {
 	if err := checkFormat(format, args); err != nil {
 		return "", err
 	}
@@ -40,7 +40,7 @@ func checkFormat(format string, args []any) error {
 			text = format[start:i]
 		}
 		if n > MaxWidth || n < -MaxWidth {
-			return i, fmt.Errorf("width or precision %s is over the limit of %d", text, MaxWidth)
+			return i, overLimit("width or precision %s is over the limit of %d", text, MaxWidth)
 		}
 		size += max(n, -n)
 		return i, nil
@@ -80,11 +80,11 @@ func checkFormat(format string, args []any) error {
 			continue
 		}
 		if arg >= 0 && arg < len(args) {
-			size += int(sizeOf(args[arg], MaxValueSize))
+			size += int(SizeOf(args[arg], MaxValueSize))
 		}
 		arg++
 		if size > MaxValueSize {
-			return errResult(size)
+			return ResultOverLimit(size)
 		}
 	}
 	return nil

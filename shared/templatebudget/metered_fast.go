@@ -1,12 +1,11 @@
-package builder
+package templatebudget
 
 import "unsafe"
 
 // fastMeter meters the functions of the most used signatures with plain closures: text/template
 // calls a function through reflection, and one made with reflect.MakeFunc costs a second
 // reflective call (a third more CPU for a whole build). The checks are meter's.
-func (b *budget) fastMeter(name string, fn any) (any, bool) {
-	serializer := serializers[name]
+func (b *Budget) fastMeter(fn any, serializer, accessor bool) (any, bool) {
 	switch f := fn.(type) {
 	case func(string) string:
 		return func(s string) string { b.enter(); return b.leaveString(f(s), s) }, true
@@ -53,7 +52,7 @@ func (b *budget) fastMeter(name string, fn any) (any, bool) {
 			return b.leaveString(out, format), nil
 		}, true
 	case func(any, ...any) any: // default, an accessor
-		if !accessors[name] {
+		if !accessor {
 			return nil, false
 		}
 		return func(v any, given ...any) any { b.enter(); return f(v, given...) }, true
@@ -74,23 +73,23 @@ func (b *budget) fastMeter(name string, fn any) (any, bool) {
 }
 
 // scalar1 and scalar2 meter functions returning a number or a boolean: nothing to count.
-func scalar1[A any, R bool | int | int64 | float64](b *budget, f func(A) R) func(A) R {
+func scalar1[A any, R bool | int | int64 | float64](b *Budget, f func(A) R) func(A) R {
 	return func(a A) R { b.enter(); return f(a) }
 }
 
-func scalar2[A, B any, R bool | int | int64 | float64](b *budget, f func(A, B) R) func(A, B) R {
+func scalar2[A, B any, R bool | int | int64 | float64](b *Budget, f func(A, B) R) func(A, B) R {
 	return func(a A, c B) R { b.enter(); return f(a, c) }
 }
 
 // enter stops a function once the build's context is done.
-func (b *budget) enter() {
-	if err := b.alive(); err != nil {
+func (b *Budget) enter() {
+	if err := b.Alive(); err != nil {
 		panic(err)
 	}
 }
 
 // enterWith also checks the arguments of a serializer.
-func (b *budget) enterWith(serializer bool, args ...any) {
+func (b *Budget) enterWith(serializer bool, args ...any) {
 	b.enter()
 	if !serializer {
 		return
@@ -104,7 +103,7 @@ func (b *budget) enterWith(serializer bool, args ...any) {
 }
 
 // leaveString checks and counts a string result, unless it is one of the string arguments.
-func (b *budget) leaveString(out string, args ...string) string {
+func (b *Budget) leaveString(out string, args ...string) string {
 	for _, a := range args {
 		if len(a) == len(out) && unsafe.StringData(a) == unsafe.StringData(out) {
 			return out
