@@ -40,6 +40,7 @@ func main() {
 		buildOpts        build.Options
 		applyConcurrency int
 		runnerSocket     string
+		runnerUID        int
 		localRunnerUsers string
 		scanConfig       imagescan.Config
 	)
@@ -55,6 +56,8 @@ func main() {
 	pflag.StringVar(&runnerSocket, "runner-socket", "",
 		"The Unix socket of the runner that runs generator and updater commands (the runner container of the Pod). "+
 			"When empty, a local runner process is started: its sessions run as --local-runner-users when the controller is root, else as the controller's own user, which is for development only.")
+	pflag.IntVar(&runnerUID, "runner-uid", 0,
+		"The user id the runner of --runner-socket runs as (root, to switch to each session's user): a socket served by any other user is refused before anything is sent.")
 	pflag.StringVar(&localRunnerUsers, "local-runner-users", runner.DefaultLocalUsers.String(),
 		"The user ids, FIRST-LAST, of the local runner's sessions (one each) when the controller is root and --runner-socket is empty.")
 	pflag.IntVar(&buildOpts.Limits.MaxGenerators, "max-generators", fluxyaml.DefaultMaxGenerators, "The number of generators a .flux.yaml may list; 0 is no limit.")
@@ -79,7 +82,7 @@ func main() {
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), generatorv1.Finalizer)
-	runnerClient := &runner.Client{Socket: runnerSocket}
+	runnerClient := &runner.Client{Socket: runnerSocket, RunnerUID: runnerUID}
 	if runnerSocket == "" {
 		users, err := runner.ParseUsers(localRunnerUsers)
 		bootstrap.Exit(err, "--local-runner-users")

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"fmt"
+	"net"
 	"path/filepath"
 	"time"
 )
@@ -9,6 +11,11 @@ import (
 type Client struct {
 	// Socket is the path of the runner's Unix socket.
 	Socket string
+	// RunnerUID is the user the runner runs as: a socket served by anyone else (a command that
+	// took the socket's place) gets nothing, not even the tree.
+	RunnerUID int
+	// RunnerPID, when set, is the process the socket must be served by (a local runner).
+	RunnerPID int
 }
 
 // Options configure the commands of a session.
@@ -38,5 +45,18 @@ func (c *Client) Session(dir string, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{socket: c.Socket, root: root, opts: opts}, nil
+	return &Session{client: *c, root: root, opts: opts}, nil
+}
+
+// checkPeer refuses a socket that is not served by the runner.
+func (c *Client) checkPeer(conn net.Conn) error {
+	cred, err := peerCred(conn)
+	if err != nil {
+		return fmt.Errorf("connecting to the runner: %w", err)
+	}
+	if int(cred.Uid) != c.RunnerUID || c.RunnerPID != 0 && int(cred.Pid) != c.RunnerPID {
+		return fmt.Errorf("connecting to the runner: the socket %s is served by uid %d (pid %d), not by the runner (uid %d): refused, nothing was sent",
+			c.Socket, cred.Uid, cred.Pid, c.RunnerUID)
+	}
+	return nil
 }

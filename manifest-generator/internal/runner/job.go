@@ -11,7 +11,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"golang.org/x/sys/unix"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
@@ -29,15 +31,25 @@ type job struct {
 	tree    string
 	enc     *gob.Encoder
 	runner  *fluxyaml.Runner
+	limits  Limits
+	perUser bool // RLIMIT_NPROC is the session's
 	track   bool
 	initial map[string]entry
 }
 
 // runJob serves the session on conn until the controller closes it, then kills what is left
 // and deletes dir.
-func runJob(conn net.Conn, dir string) error {
+func runJob(conn net.Conn, dir string, cfg jobConfig) error {
 	if err := proctree.BecomeSubreaper(); err != nil {
 		return fmt.Errorf("becoming a subreaper: %w", err)
+	}
+	// Not dumpable: the commands run as this process's user, and could otherwise attach to it
+	// (ptrace, /proc/<pid>/mem, pidfd_getfd) and answer the controller in its place.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making the session process undumpable: %w", err)
+	}
+	if err := cfg.Limits.apply(cfg.PerUser); err != nil {
+		return err
 	}
 	defer func() {
 		proctree.KillDescendants(os.Getpid())
@@ -47,7 +59,7 @@ func runJob(conn net.Conn, dir string) error {
 	if err != nil {
 		return err
 	}
-	j := &job{dir: real, tree: filepath.Join(real, "tree"), enc: gob.NewEncoder(conn)}
+	j := &job{dir: real, tree: filepath.Join(real, "tree"), enc: gob.NewEncoder(conn), limits: cfg.Limits, perUser: cfg.PerUser}
 	for _, d := range []string{j.tree, filepath.Join(real, "home"), filepath.Join(real, "tmp")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return err
@@ -181,12 +193,29 @@ func (j *job) run(ctx context.Context, req *runRequest) response {
 		return response{Err: err.Error()}
 	}
 	cmd := fluxyaml.Command{Command: req.Command}
-	if req.Timeout > 0 {
-		cmd.Timeout = &metav1.Duration{Duration: req.Timeout}
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = j.runner.DefaultTimeout
 	}
-	stdout, err := j.runner.Run(ctx, cmd, dir, req.Env)
-	if err == nil {
+	if timeout <= 0 || timeout > j.limits.MaxTimeout {
+		timeout = j.limits.MaxTimeout
+	}
+	cmd.Timeout = &metav1.Duration{Duration: timeout}
+	// The session's files are measured while the command runs; passing the limit kills it.
+	cmdCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go watchDisk(cmdCtx, j.dir, j.limits, stop)
+	stdout, err := j.runner.Run(cmdCtx, cmd, dir, req.Env)
+	overDisk := checkDisk(j.dir, j.limits)
+	var dl *DiskLimitError
+	if errors.As(context.Cause(cmdCtx), &dl) {
+		overDisk = dl
+	}
+	if err == nil && overDisk == nil {
 		return response{Run: &runResponse{Stdout: stdout}}
+	}
+	if err == nil {
+		err = overDisk
 	}
 	out := &runResponse{Failed: true, ExitCode: -1, Error: err.Error()}
 	var ce *fluxyaml.CommandError
@@ -195,12 +224,18 @@ func (j *job) run(ctx context.Context, req *runRequest) response {
 		if ce.Err != nil {
 			out.Error = ce.Err.Error()
 		}
+		if forkFailed(ce.Stderr) && j.perUser {
+			out.Error += fmt.Sprintf(" (a session may run %d processes and threads, --%s)", j.limits.MaxProcesses, flagMaxProcesses)
+		}
 		if errors.Is(err, fluxyaml.ErrOutputTooLarge) {
 			out.OutputLimit = j.runner.MaxOutput
 			if out.OutputLimit <= 0 {
 				out.OutputLimit = fluxyaml.DefaultMaxOutput
 			}
 		}
+	}
+	if overDisk != nil {
+		out.Error = overDisk.Error()
 	}
 	return response{Run: out}
 }
@@ -228,7 +263,7 @@ func (j *job) changes() response {
 	if j.initial == nil {
 		return response{Err: "the session does not track changes"}
 	}
-	cs, err := changes(j.tree, j.initial)
+	cs, err := changes(j.tree, j.initial, j.limits)
 	if err != nil {
 		return response{Err: err.Error()}
 	}
@@ -258,4 +293,11 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// forkFailed reports whether a command's error output says it could not start a process, as
+// the shells and Go programs say it when RLIMIT_NPROC is reached.
+func forkFailed(stderr string) bool {
+	return strings.Contains(stderr, "Cannot fork") || strings.Contains(stderr, "fork: Resource temporarily unavailable") ||
+		strings.Contains(stderr, "fork/exec") && strings.Contains(stderr, "resource temporarily unavailable")
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -27,6 +28,8 @@ type LocalOptions struct {
 	Users Users
 	// Stderr receives the runner's log (os.Stderr when nil).
 	Stderr *os.File
+	// Limits of the sessions (DefaultLimits when zero).
+	Limits Limits
 }
 
 // Local is a runner process started by StartLocal.
@@ -57,8 +60,15 @@ func StartLocal(opts LocalOptions) (*Local, error) {
 		return nil, err
 	}
 	socket := filepath.Join(control, "runner.sock")
-	args := []string{"runner", "--socket", socket, "--workdir", filepath.Join(dir, "work")}
-	if os.Geteuid() == 0 {
+	uid := os.Geteuid()
+	limits := opts.Limits
+	if limits == (Limits{}) {
+		limits = DefaultLimits
+	}
+	args := append([]string{"runner", "--socket", socket, "--workdir", filepath.Join(dir, "work"), "--client-uid", strconv.Itoa(uid)}, limits.args()...)
+	if uid != 0 {
+		args = append(args, "--insecure-shared-user")
+	} else {
 		if err := os.Chmod(dir, 0o711); err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, err
@@ -82,7 +92,7 @@ func StartLocal(opts LocalOptions) (*Local, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting the local runner: %w", err)
 	}
-	l := &Local{Client: Client{Socket: socket}, cmd: cmd, dir: dir, done: make(chan struct{})}
+	l := &Local{Client: Client{Socket: socket, RunnerUID: uid, RunnerPID: cmd.Process.Pid}, cmd: cmd, dir: dir, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(l.done) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

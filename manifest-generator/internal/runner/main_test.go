@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -27,6 +28,9 @@ func TestMain(m *testing.M) {
 	if runner.IsInvocation(os.Args) {
 		os.Exit(runner.Main(os.Args[2:]))
 	}
+	if isAttack(os.Args) {
+		os.Exit(runAttack(os.Args[2:]))
+	}
 	if err := os.Setenv(canary, "hunter2-do-not-leak"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -42,6 +46,9 @@ func TestMain(m *testing.M) {
 	testRunner = local
 	code := m.Run()
 	local.Stop()
+	if attackPath != "" {
+		_ = os.RemoveAll(filepath.Dir(attackPath))
+	}
 	os.Exit(code)
 }
 
@@ -92,3 +99,5 @@ func run(g Gomega, s *runner.Session, command, dir string, env map[string]string
 	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return string(out)
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

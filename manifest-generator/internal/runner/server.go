@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,46 +17,81 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctree"
 )
 
-// jobArg is the hidden subcommand of a session's process: `runner job <dir>`, the connection on
-// file descriptor 3.
+// jobArg is the hidden subcommand of a session's process: `runner job <dir> <config>`, the
+// connection on file descriptor 3.
 const jobArg = "job"
+
+// Config configures Serve.
+type Config struct {
+	// Socket is the path of the Unix socket the controller connects to.
+	Socket string
+	// Workdir holds the sessions' directories; it is emptied at start.
+	Workdir string
+	// Users gives each session a user of its own. Without it, SharedUser must be set.
+	Users *Users
+	// SharedUser runs every session as the runner's own user: sessions can then read and change
+	// each other's files, and the runner's socket. For development as a non-root user only.
+	SharedUser bool
+	// ClientUID is the user of the controller: a connection from any other user is closed
+	// before the runner takes anything for it.
+	ClientUID int
+	// Limits bound each session.
+	Limits Limits
+}
+
+// jobConfig is what the daemon passes to a session process on its command line.
+type jobConfig struct {
+	Limits Limits
+	// PerUser is set when the session runs as a user of its own.
+	PerUser bool
+}
 
 // Serve accepts sessions on the Unix socket until ctx ends. Each session runs in a process of
 // its own (the same binary, re-executed through /proc/self/exe), in a fresh directory under
-// workdir, which is emptied first; with users, as a user of its own. The daemon is a child
-// subreaper too: what a crashed session process leaves behind is killed when it ends.
-func Serve(ctx context.Context, socket, workdir string, users *Users, log *slog.Logger) error {
+// the work directory, which is emptied first; with users, as a user of its own. The daemon is a
+// child subreaper too: what a crashed session process leaves behind is killed when it ends.
+//
+// The socket is the boundary between the controller and the commands: its directory is made
+// writable by the runner alone (no command can rename or replace the socket), the socket by the
+// controller's user alone, and each connection's peer is checked (SO_PEERCRED) before anything
+// is taken for it.
+func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
+	if cfg.Users == nil && !cfg.SharedUser {
+		return errors.New("sessions need users of their own (--job-users); --insecure-shared-user runs them all as the runner's user, for development only")
+	}
+	if err := cfg.Limits.validate(); err != nil {
+		return err
+	}
 	if err := proctree.BecomeSubreaper(); err != nil {
 		return fmt.Errorf("becoming a subreaper: %w", err)
 	}
-	if err := os.MkdirAll(workdir, 0o700); err != nil {
+	if err := os.MkdirAll(cfg.Workdir, 0o700); err != nil {
 		return err
 	}
-	s := &server{workdir: workdir, log: log, jobs: map[int]bool{}}
-	if users != nil {
-		s.users = newUserPool(*users)
-		// The sessions' users pass through the work directory to their own, but cannot list it.
-		if err := os.Chmod(workdir, 0o711); err != nil {
+	s := &server{cfg: cfg, log: log, jobs: map[int]bool{}}
+	if cfg.Users != nil {
+		s.users = newUserPool(*cfg.Users)
+		// The sessions' users pass through the work directory to their own, but can neither
+		// list it nor create anything in it.
+		if err := os.Chmod(cfg.Workdir, 0o711); err != nil {
 			return err
 		}
+		if err := secureSocketDir(filepath.Dir(cfg.Socket)); err != nil {
+			return err
+		}
+	} else {
+		log.Info("sessions run as the runner's own user: they can read each other's files and replace the socket (--insecure-shared-user)")
 	}
-	if err := emptyDir(workdir); err != nil {
+	if err := emptyDir(cfg.Workdir); err != nil {
 		return fmt.Errorf("emptying the work directory: %w", err)
 	}
-	_ = os.Remove(socket)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: socket, Net: "unix"})
+	ln, err := listen(cfg.Socket, cfg.ClientUID)
 	if err != nil {
-		return err
-	}
-	// The socket's directory decides who connects: a directory only the controller and the
-	// runner share (an emptyDir of the Pod, or a 0700 directory of a local runner).
-	if err := os.Chmod(socket, 0o666); err != nil {
-		_ = ln.Close()
 		return err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
-	log.Info("runner listening", "socket", socket, "jobUsers", fmt.Sprint(users))
+	log.Info("runner listening", "socket", cfg.Socket, "jobUsers", fmt.Sprint(cfg.Users), "clientUID", cfg.ClientUID)
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -71,14 +107,61 @@ func Serve(ctx context.Context, socket, workdir string, users *Users, log *slog.
 			log.Error("accepting a session", "error", err)
 			continue
 		}
+		// Before a user or a directory is taken: a command that reached the socket gets nothing.
+		cred, err := peerCred(conn)
+		if err != nil || int(cred.Uid) != cfg.ClientUID {
+			_ = conn.Close()
+			if err == nil {
+				err = fmt.Errorf("uid %d (pid %d) is not the controller's uid %d", cred.Uid, cred.Pid, cfg.ClientUID)
+			}
+			log.Info("refused a connection", "error", err)
+			continue
+		}
 		wg.Go(func() { s.session(conn) })
 	}
 }
 
+// secureSocketDir makes the socket's directory writable by the runner's user alone: whoever
+// may write it may rename the socket and listen on its path in its place. A directory of
+// another user (which the runner cannot change) is an error.
+func secureSocketDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("the socket's directory %s belongs to uid %d, not to the runner's uid %d: the runner must own it, so that no command can replace the socket", dir, st.Uid, os.Geteuid())
+	}
+	// No group or other write, no setgid or sticky bit (an emptyDir comes 0777, or 2777 with an
+	// fsGroup).
+	return os.Chmod(dir, fi.Mode().Perm()&^0o022)
+}
+
+// listen creates the socket, connectable by clientUID alone (and root).
+func listen(socket string, clientUID int) (*net.UnixListener, error) {
+	_ = os.Remove(socket)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: socket, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	err = os.Chmod(socket, 0o600)
+	if err == nil && clientUID != os.Geteuid() {
+		err = os.Chown(socket, clientUID, -1)
+	}
+	if err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("giving the socket to the controller's user: %w", err)
+	}
+	return ln, nil
+}
+
 type server struct {
-	workdir string
-	log     *slog.Logger
-	users   *userPool // nil: sessions run as the runner's own user
+	cfg   Config
+	log   *slog.Logger
+	users *userPool // nil: sessions run as the runner's own user
 
 	mu   sync.Mutex
 	jobs map[int]bool // the session processes running
@@ -91,7 +174,7 @@ func (s *server) session(conn *net.UnixConn) {
 	if s.users != nil {
 		uid = s.users.acquire()
 	}
-	dir, err := os.MkdirTemp(s.workdir, "job-")
+	dir, err := os.MkdirTemp(s.cfg.Workdir, "job-")
 	if err != nil {
 		s.log.Error("creating a session directory", "error", err)
 		if uid >= 0 {
@@ -104,6 +187,7 @@ func (s *server) session(conn *net.UnixConn) {
 	defer func() {
 		_ = RemoveTree(dir)
 		if uid >= 0 {
+			removeFilesOf(uid, sharedScratchDirs)
 			s.users.release(uid)
 		}
 	}()
@@ -118,7 +202,8 @@ func (s *server) session(conn *net.UnixConn) {
 		s.log.Error("passing the session on", "error", err)
 		return
 	}
-	cmd := exec.Command("/proc/self/exe", "runner", jobArg, dir)
+	config, _ := json.Marshal(jobConfig{Limits: s.cfg.Limits, PerUser: uid >= 0})
+	cmd := exec.Command("/proc/self/exe", "runner", jobArg, dir, string(config))
 	cmd.Env = []string{}
 	cmd.ExtraFiles = []*os.File{f}
 	cmd.Stderr = os.Stderr
@@ -171,13 +256,20 @@ func emptyDir(dir string) error {
 // session's tree whose commands took the write bits off): the directories are opened to everyone
 // first, as unlinking an entry needs write permission on its directory, and a runner that
 // switches users has CAP_FOWNER (it may chmod them) but not CAP_DAC_OVERRIDE, so only the mode
-// lets it into a session's tree. A missing tree is no error.
+// lets it into a session's tree. The modes are changed through an os.Root: a directory that a
+// command replaced by a link never leads the chmod outside the tree. A missing tree is no error.
 func RemoveTree(dir string) error {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o777)
-		}
-		return nil
-	})
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return os.RemoveAll(dir) // a file or a link itself goes; nothing is followed
+	}
+	if root, err := os.OpenRoot(dir); err == nil {
+		_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = root.Chmod(p, 0o777)
+			}
+			return nil
+		})
+		_ = root.Close()
+	}
 	return os.RemoveAll(dir)
 }

@@ -23,7 +23,7 @@ const chunkSize = 256 << 10
 // so that the runner can kill everything a command left behind). Once a call was interrupted
 // by its context, or the runner went away, every later call fails.
 type Session struct {
-	socket string
+	client Client
 	root   string // the local tree, absolute and free of links
 	opts   Options
 
@@ -158,9 +158,13 @@ func (s *Session) call(ctx context.Context, req request) (*response, error) {
 // connect dials the runner, opens the session and uploads the tree.
 func (s *Session) connect(ctx context.Context) error {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", s.socket)
+	conn, err := d.DialContext(ctx, "unix", s.client.Socket)
 	if err != nil {
 		return fmt.Errorf("connecting to the runner: %w", err)
+	}
+	if err := s.client.checkPeer(conn); err != nil {
+		_ = conn.Close()
+		return err
 	}
 	s.conn, s.enc, s.dec = conn, gob.NewEncoder(conn), gob.NewDecoder(bufio.NewReader(conn))
 	open := &openRequest{Path: s.opts.Path, Env: s.opts.Env, DefaultTimeout: s.opts.DefaultTimeout, MaxOutput: s.opts.MaxOutput, Track: s.opts.Track}

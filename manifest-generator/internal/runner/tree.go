@@ -114,13 +114,27 @@ func snapshot(root string) (map[string]entry, error) {
 	return out, err
 }
 
-// changes compares the tree at root with an earlier snapshot of it.
-func changes(root string, before map[string]entry) ([]Change, error) {
+// ChangeLimitError is a session whose commands changed more than the runner sends back.
+type ChangeLimitError struct {
+	// What is "files" or "bytes"; Limit the limit passed, Flag the runner flag that sets it.
+	What  string
+	Limit int64
+	Flag  string
+}
+
+func (e *ChangeLimitError) Error() string {
+	return fmt.Sprintf("the commands changed more than the runner's limit of %d %s (--%s)", e.Limit, e.What, e.Flag)
+}
+
+// changes compares the tree at root with an earlier snapshot of it; more changes than l allows
+// are a *ChangeLimitError.
+func changes(root string, before map[string]entry, l Limits) ([]Change, error) {
 	after, err := snapshot(root)
 	if err != nil {
 		return nil, err
 	}
 	var out []Change
+	var size int64
 	for p, a := range after {
 		b, existed := before[p]
 		kind := Added
@@ -130,6 +144,9 @@ func changes(root string, before map[string]entry) ([]Change, error) {
 			}
 			kind = Modified
 		}
+		if len(out) >= l.MaxChangedFiles {
+			return nil, &ChangeLimitError{What: "files", Limit: int64(l.MaxChangedFiles), Flag: flagMaxChangedFiles}
+		}
 		c := Change{Path: p, Kind: kind, Mode: uint32(a.mode.Perm())}
 		if a.mode.IsRegular() {
 			c.Regular = true
@@ -138,11 +155,17 @@ func changes(root string, before map[string]entry) ([]Change, error) {
 				return nil, fmt.Errorf("%s: %w", p, err)
 			}
 			c.Data = data
+			if size += int64(len(data)); size > l.MaxChangedSize {
+				return nil, &ChangeLimitError{What: "bytes", Limit: l.MaxChangedSize, Flag: flagMaxChangedSize}
+			}
 		}
 		out = append(out, c)
 	}
 	for p := range before {
 		if _, ok := after[p]; !ok {
+			if len(out) >= l.MaxChangedFiles {
+				return nil, &ChangeLimitError{What: "files", Limit: int64(l.MaxChangedFiles), Flag: flagMaxChangedFiles}
+			}
 			out = append(out, Change{Path: p, Kind: Removed})
 		}
 	}
