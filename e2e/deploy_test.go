@@ -267,24 +267,47 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 	}
 }
 
-// checkPodSecurity creates (dry-run) a pod from each Deployment's template in sluice-system, whose
-// namespace enforces the restricted Pod Security Standard: the API server's PodSecurity admission
-// accepts it. A pod that keeps its capabilities is refused, so the check is real.
+// checkPodSecurity creates (dry-run) a pod from each Deployment's template in sluice-system. The
+// namespace enforces the baseline Pod Security Standard, which the manifest-generator's runner
+// needs to switch each session to a user of its own, and warns and audits at restricted: the API
+// server's PodSecurity admission accepts every pod, warns about the runner alone (every other
+// container is restricted), and refuses a pod beyond baseline, so the check is real.
 func checkPodSecurity(t *testing.T, deployments map[string]*appsv1.Deployment) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := &corev1.Namespace{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: deployNamespace}, ns)).To(Succeed())
-	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
-	for name, d := range deployments {
-		g.Expect(env.Client.Create(ctx, podFromTemplate(d), client.DryRunAll)).To(Succeed(), name)
+	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))
+	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/warn", "restricted"))
+	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/audit", "restricted"))
+	warnings := &warningRecorder{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.WarningHandler = warnings
+	cs, err := kubernetes.NewForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	dryRun := func(pod *corev1.Pod) ([]string, error) {
+		warnings.take()
+		_, err := cs.CoreV1().Pods(deployNamespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return warnings.take(), err
 	}
-	bad := podFromTemplate(deployments["gating-controller"])
-	bad.Spec.Containers[0].SecurityContext.Capabilities = nil
-	err := env.Client.Create(ctx, bad, client.DryRunAll)
+	for name, d := range deployments {
+		got, err := dryRun(podFromTemplate(d))
+		g.Expect(err).NotTo(HaveOccurred(), name)
+		if name != "manifest-generator" {
+			g.Expect(got).To(BeEmpty(), "%s is restricted", name)
+			continue
+		}
+		g.Expect(got).To(ContainElement(And(ContainSubstring(`PodSecurity "restricted`), ContainSubstring(`"runner"`))))
+		g.Expect(strings.Join(got, "\n")).NotTo(ContainSubstring(`"manager"`), "the manager is restricted")
+	}
+	// The check is real: a capability beyond the baseline's is refused.
+	bad := podFromTemplate(deployments["manifest-generator"])
+	r := containerNamed(bad.Spec, "runner")
+	r.SecurityContext.Capabilities.Add = append(r.SecurityContext.Capabilities.Add, "SYS_ADMIN")
+	_, err = dryRun(bad)
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
-	g.Expect(err.Error()).To(ContainSubstring("restricted"))
+	g.Expect(err.Error()).To(ContainSubstring("baseline"))
 }
 
 // checkNetworkPolicies reads the NetworkPolicies of sluice-system back from the API server and
@@ -479,10 +502,7 @@ func TestDeployOnlyTheControllerContainerHasAToken(t *testing.T) {
 	deployments := deploymentsIn(t, buildObjects(t, filepath.Join(env.Root, "deploy", "default")))
 	checkOnlyTheControllerHasAToken(t, deployments)
 
-	// By default the runner is not root either: its commands run as its own user.
-	pod := deployments["manifest-generator"].Spec.Template.Spec
-	runnerUID, _ := effectiveIDs(pod, *containerNamed(pod, "runner"))
-	NewWithT(t).Expect(*runnerUID).NotTo(BeZero())
+	checkRunnerJobUsers(t, deployments["manifest-generator"])
 }
 
 // checkOnlyTheControllerHasAToken checks the trust boundary (see
@@ -675,122 +695,13 @@ func TestDeployPersistentStorageComponent(t *testing.T) {
 }
 
 // jobUsersCapabilities are the capabilities the runner needs to run each session as a user of
-// its own, and the only ones deploy/components/runner-job-users adds.
+// its own, and the only ones it has.
 var jobUsersCapabilities = []corev1.Capability{"SETUID", "SETGID", "CHOWN", "FOWNER", "KILL"}
 
-// The runner-job-users component, used as deploy/README.md says, gives the manifest-generator's
-// runner --job-users and what switching users takes (root, those five capabilities, no privilege
-// escalation), and lowers the namespace's enforced Pod Security level to baseline, keeping warn and
-// audit at restricted; nothing else changes. The trust boundary still holds, the API server
-// accepts the set, the namespace admits the runner with a warning, and refuses a pod beyond
-// baseline; deploy/default, applied again, enforces restricted again, which would refuse it.
-func TestDeployRunnerJobUsersComponent(t *testing.T) {
-	g := NewWithT(t)
-	ctx := context.Background()
-	defaults := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
-	objects := buildObjects(t, componentOverlay(t, "runner-job-users"))
-	changed, added := compareObjects(defaults, objects)
-	g.Expect(changed).To(ConsistOf("Namespace//"+deployNamespace, "Deployment/"+deployNamespace+"/manifest-generator"))
-	g.Expect(added).To(BeEmpty())
-	g.Expect(objects).To(HaveLen(len(defaults)))
-
-	// In the built Deployment: the runner gets one flag and its security context, nothing else.
-	before := deploymentsIn(t, defaults)["manifest-generator"]
-	deployments := deploymentsIn(t, objects)
-	after := deployments["manifest-generator"]
-	checkRunnerJobUsers(t, after)
-	beforeRunner, afterRunner := containerNamed(before.Spec.Template.Spec, "runner"), containerNamed(after.Spec.Template.Spec, "runner")
-	g.Expect(afterRunner.Args).To(Equal(append(slices.Clone(beforeRunner.Args), "--job-users=100000-100999")))
-	g.Expect(beforeRunner.SecurityContext.SeccompProfile).To(Equal(afterRunner.SecurityContext.SeccompProfile))
-	expected := before.DeepCopy()
-	r := containerNamed(expected.Spec.Template.Spec, "runner")
-	r.Args, r.SecurityContext = afterRunner.Args, afterRunner.SecurityContext
-	g.Expect(after).To(Equal(expected), "the component changes the runner's args and security context only")
-	checkOnlyTheControllerHasAToken(t, deployments)
-
-	for _, o := range objects {
-		if o.GetKind() == "Namespace" {
-			g.Expect(o.GetLabels()).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))
-			g.Expect(o.GetLabels()).To(HaveKeyWithValue("pod-security.kubernetes.io/warn", "restricted"))
-			g.Expect(o.GetLabels()).To(HaveKeyWithValue("pod-security.kubernetes.io/audit", "restricted"))
-		}
-	}
-
-	// The API server accepts the set, over deploy/default.
-	applyObjects(t, defaults)
-	t.Cleanup(func() {
-		if t.Failed() {
-			applyObjects(t, defaults)
-		}
-	})
-	applyObjects(t, objects)
-	stored := map[string]*appsv1.Deployment{}
-	for _, name := range harness.Controllers {
-		d := &appsv1.Deployment{}
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: name}, d)).To(Succeed())
-		stored[name] = d
-	}
-	mg := stored["manifest-generator"]
-	checkDeployment(t, mg) // the runner's flags are the binary's too
-	checkRunnerJobUsers(t, mg)
-
-	// The namespace enforces baseline, which admits the pod; restricted still warns about it.
-	ns := &corev1.Namespace{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: deployNamespace}, ns)).To(Succeed())
-	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))
-	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/warn", "restricted"))
-	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/audit", "restricted"))
-	warnings := &warningRecorder{}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.WarningHandler = warnings
-	cs, err := kubernetes.NewForConfig(cfg)
-	g.Expect(err).NotTo(HaveOccurred())
-	dryRun := func(pod *corev1.Pod) ([]string, error) {
-		warnings.take()
-		_, err := cs.CoreV1().Pods(deployNamespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return warnings.take(), err
-	}
-	got, err := dryRun(podFromTemplate(mg))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(got).To(ContainElement(And(ContainSubstring(`PodSecurity "restricted`), ContainSubstring(`"runner"`))))
-	g.Expect(strings.Join(got, "\n")).NotTo(ContainSubstring(`"manager"`), "the manager is restricted")
-	for name, d := range stored {
-		if name != "manifest-generator" {
-			got, err := dryRun(podFromTemplate(d))
-			g.Expect(err).NotTo(HaveOccurred(), name)
-			g.Expect(got).To(BeEmpty(), "%s is restricted", name)
-		}
-	}
-	// The check is real: a capability beyond the baseline's is refused.
-	bad := podFromTemplate(mg)
-	r = containerNamed(bad.Spec, "runner")
-	r.SecurityContext.Capabilities.Add = append(r.SecurityContext.Capabilities.Add, "SYS_ADMIN")
-	_, err = dryRun(bad)
-	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
-	g.Expect(err.Error()).To(ContainSubstring("baseline"))
-
-	// deploy/default, applied again, takes the runner and the namespace back to restricted,
-	// which refuses the component's runner.
-	applyObjects(t, defaults)
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: deployNamespace}, ns)).To(Succeed())
-	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
-	g.Expect(ns.Labels).NotTo(HaveKey("pod-security.kubernetes.io/warn"))
-	g.Expect(ns.Labels).NotTo(HaveKey("pod-security.kubernetes.io/audit"))
-	_, err = dryRun(podFromTemplate(mg))
-	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
-	g.Expect(err.Error()).To(ContainSubstring("restricted"))
-	d := &appsv1.Deployment{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(mg), d)).To(Succeed())
-	runner := containerNamed(d.Spec.Template.Spec, "runner")
-	g.Expect(runner.Args).NotTo(ContainElement(HavePrefix("--job-users")))
-	g.Expect(*runner.SecurityContext.RunAsUser).To(BeEquivalentTo(65533))
-	g.Expect(runner.SecurityContext.Capabilities.Add).To(BeEmpty())
-}
-
-// checkRunnerJobUsers checks the manifest-generator Deployment with the runner-job-users
-// component: each session as a user of its own, from a range without root and the controller's
-// user; the runner as root with the capabilities to switch to them and nothing more; the manager
-// as in deploy/default.
+// checkRunnerJobUsers checks the manifest-generator Deployment: each session as a user of its
+// own, from a range without root and the controller's user; the runner as root with the
+// capabilities to switch to them and nothing more, serving the manager's user alone, which checks
+// that root serves the socket; the manager restricted.
 func checkRunnerJobUsers(t *testing.T, d *appsv1.Deployment) {
 	t.Helper()
 	g := NewWithT(t)
@@ -810,13 +721,17 @@ func checkRunnerJobUsers(t *testing.T, d *appsv1.Deployment) {
 	g.Expect(to).To(BeNumerically(">=", from), users)
 	managerUID, _ := effectiveIDs(pod, *manager)
 	g.Expect(*managerUID).To(Or(BeNumerically("<", from), BeNumerically(">", to)), "the controller's user is a session user")
+	clientUID, _ := flagValue(runner.Args, "--client-uid")
+	g.Expect(clientUID).To(Equal(strconv.FormatInt(*managerUID, 10)), "the runner serves the manager's user alone")
+	runnerUID, _ := flagValue(manager.Args, "--runner-uid")
+	g.Expect(runnerUID).To(Equal("0"), "the manager checks that the runner (root) serves the socket")
 
 	uid, gid := effectiveIDs(pod, *runner)
 	g.Expect(*uid).To(BeZero())
 	g.Expect(*gid).To(BeZero())
 	sc := runner.SecurityContext
 	g.Expect(sc.RunAsNonRoot).NotTo(BeNil())
-	g.Expect(*sc.RunAsNonRoot).To(BeFalse(), "the pod's runAsNonRoot would stop a root runner")
+	g.Expect(*sc.RunAsNonRoot).To(BeFalse(), "a root runner must say so")
 	g.Expect(*sc.AllowPrivilegeEscalation).To(BeFalse())
 	g.Expect(*sc.ReadOnlyRootFilesystem).To(BeTrue())
 	g.Expect(sc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
@@ -826,8 +741,8 @@ func checkRunnerJobUsers(t *testing.T, d *appsv1.Deployment) {
 	msc := manager.SecurityContext
 	g.Expect(*msc.RunAsUser).To(BeEquivalentTo(65532))
 	g.Expect(*msc.RunAsGroup).To(BeEquivalentTo(65532))
-	g.Expect(msc.RunAsNonRoot == nil || *msc.RunAsNonRoot).To(BeTrue())
-	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
+	g.Expect(msc.RunAsNonRoot).NotTo(BeNil())
+	g.Expect(*msc.RunAsNonRoot).To(BeTrue())
 	g.Expect(*msc.AllowPrivilegeEscalation).To(BeFalse())
 	g.Expect(msc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
 	g.Expect(msc.Capabilities.Add).To(BeEmpty())
