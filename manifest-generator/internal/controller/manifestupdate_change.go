@@ -17,6 +17,7 @@ import (
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/patch"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/copyback"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/workload"
 )
@@ -103,7 +104,7 @@ func (r *ManifestUpdateReconciler) change(ctx context.Context, obj *generatorv1.
 		return changeFailed(err)
 	}
 
-	var copied []copiedFile
+	var copied []copyback.File
 	switch {
 	case mode.cfg == nil:
 		err = r.changeRaw(dir, t, ref, obj.Spec)

@@ -2,32 +2,29 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/copyback"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 )
 
-// copiedFile is a file the updaters changed, copied from the session into the clone.
-type copiedFile struct {
-	path     string // slash-separated, relative to the repository root
-	previous []byte // the content before the change
-	data     []byte
-	mode     fs.FileMode
-}
-
 // copyBack copies what the updaters changed in the session's copy of the clone into the clone,
-// after checking that every change is an edit of an existing regular file inside the target
-// path: an updater that adds, removes or links files, or writes outside the target path (a
-// .git/config, another directory's manifests), gets nothing pushed.
-func (r *ManifestUpdateReconciler) copyBack(ctx context.Context, session *runner.Session, dir string, t updateTarget) ([]copiedFile, error) {
+// after checking (package copyback) that every change is an edit of an existing regular file
+// inside the target path: an updater that adds, removes or links files, or writes outside the
+// target path (a .git/config, another directory's manifests), gets nothing pushed; so does one
+// that changed more than the runner sends back.
+func (r *ManifestUpdateReconciler) copyBack(ctx context.Context, session *runner.Session, dir string, t updateTarget) ([]copyback.File, error) {
 	changes, err := session.Changes(ctx)
+	var over *runner.ChangeLimitError
+	if errors.As(err, &over) {
+		return nil, verificationFailed("nothing was pushed: %s", err.Error())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading what the updaters changed: %w", err)
 	}
@@ -36,51 +33,15 @@ func (r *ManifestUpdateReconciler) copyBack(ctx context.Context, session *runner
 		return nil, err
 	}
 	defer root.Close()
-
-	var problems []string
-	var copied []copiedFile
-	for _, c := range changes {
-		name := filepath.FromSlash(c.Path)
-		switch {
-		case !insideTarget(t.path, c.Path):
-			problems = append(problems, fmt.Sprintf("%s was %s, outside the target path '%s'", c.Path, c.Kind, t.path))
-			continue
-		case c.Kind != runner.Modified:
-			problems = append(problems, fmt.Sprintf("%s was %s: updaters may only edit existing files", c.Path, c.Kind))
-			continue
-		case !c.Regular:
-			problems = append(problems, fmt.Sprintf("%s is no longer a regular file", c.Path))
-			continue
-		}
-		fi, err := root.Lstat(name)
-		if err != nil || !fi.Mode().IsRegular() {
-			problems = append(problems, fmt.Sprintf("%s is not a regular file of the repository", c.Path))
-			continue
-		}
-		previous, err := root.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		copied = append(copied, copiedFile{path: c.Path, previous: previous, data: c.Data, mode: fi.Mode().Perm()})
+	files, err := copyback.Check(root, t.path, changes)
+	var refused *copyback.RefusedError
+	if errors.As(err, &refused) {
+		return nil, verificationFailed("the updaters changed files outside the change, nothing was pushed: %s", refused.Error())
 	}
-	if len(problems) > 0 {
-		return nil, verificationFailed("the updaters changed files outside the change, nothing was pushed: %s", strings.Join(problems, "; "))
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range copied {
-		if err := root.WriteFile(filepath.FromSlash(f.path), f.data, f.mode); err != nil {
-			return nil, fmt.Errorf("copying %s into the clone: %w", f.path, err)
-		}
-	}
-	return copied, nil
-}
-
-// insideTarget reports whether the slash path p is inside the target path (clean, relative).
-func insideTarget(target, p string) bool {
-	if p == ".git" || strings.HasPrefix(p, ".git/") {
-		return false
-	}
-	target = filepath.ToSlash(target)
-	return target == "." || p == target || strings.HasPrefix(p, target+"/")
+	return files, copyback.Write(root, files)
 }
 
 // checkEachFileCounts makes sure that, when the updaters changed several files, each of them
@@ -89,23 +50,23 @@ func insideTarget(target, p string) bool {
 // under the bot's name without anybody asking for it. One changed file needs no check: the
 // verification already showed that it makes the change.
 func (r *ManifestUpdateReconciler) checkEachFileCounts(ctx context.Context, dir string, t updateTarget, mode updateMode,
-	copied []copiedFile, after []*unstructured.Unstructured) error {
+	copied []copyback.File, after []*unstructured.Unstructured) error {
 	if len(copied) < 2 {
 		return nil
 	}
 	var idle []string
 	for _, f := range copied {
-		if err := mode.session.WriteFile(ctx, f.path, f.previous, f.mode); err != nil {
+		if err := mode.session.WriteFile(ctx, f.Path, f.Previous, f.Mode); err != nil {
 			return err
 		}
 		without, err := r.manifests(ctx, dir, t, mode)
 		if err != nil {
-			return verificationFailed("the manifests of path '%s' cannot be generated without the change of %s: %s", t.path, f.path, err.Error())
+			return verificationFailed("the manifests of path '%s' cannot be generated without the change of %s: %s", t.path, f.Path, err.Error())
 		}
 		if reflect.DeepEqual(objectMap(without.objects), objectMap(after)) {
-			idle = append(idle, f.path)
+			idle = append(idle, f.Path)
 		}
-		if err := mode.session.WriteFile(ctx, f.path, f.data, f.mode); err != nil {
+		if err := mode.session.WriteFile(ctx, f.Path, f.Data, f.Mode); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"path/filepath"
@@ -31,6 +32,7 @@ type Session struct {
 	conn   net.Conn
 	enc    *gob.Encoder
 	dec    *gob.Decoder
+	in     *budgetReader // under dec: bounds each response
 	broken error
 }
 
@@ -166,7 +168,7 @@ func (s *Session) connect(ctx context.Context) error {
 		_ = conn.Close()
 		return err
 	}
-	s.conn, s.enc, s.dec = conn, gob.NewEncoder(conn), gob.NewDecoder(bufio.NewReader(conn))
+	s.attach(conn)
 	open := &openRequest{Path: s.opts.Path, Env: s.opts.Env, DefaultTimeout: s.opts.DefaultTimeout, MaxOutput: s.opts.MaxOutput, Track: s.opts.Track}
 	if _, err := s.roundTrip(ctx, func() error { return s.enc.Encode(&request{Op: opOpen, Open: open}) }); err != nil {
 		return err
@@ -198,7 +200,11 @@ func (s *Session) roundTrip(ctx context.Context, send func() error) (*response, 
 	var resp response
 	err := send()
 	if err == nil {
+		s.in.left = s.maxResponse()
 		err = s.dec.Decode(&resp)
+		if s.in.left < 0 {
+			err = fmt.Errorf("its response is over %d bytes", s.maxResponse())
+		}
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr
@@ -207,6 +213,46 @@ func (s *Session) roundTrip(ctx context.Context, send func() error) (*response, 
 		return nil, fmt.Errorf("the runner went away: %w", err)
 	}
 	return &resp, nil
+}
+
+// attach makes conn the session's connection.
+func (s *Session) attach(conn net.Conn) {
+	s.in = &budgetReader{r: bufio.NewReader(conn)}
+	s.conn, s.enc, s.dec = conn, gob.NewEncoder(conn), gob.NewDecoder(s.in)
+}
+
+// maxResponse bounds what one response of the runner may take in the controller's memory: the
+// largest output of a command, and the changed files of an update, with room to spare.
+func (s *Session) maxResponse() int64 {
+	out := s.opts.MaxOutput
+	if out <= 0 {
+		out = fluxyaml.DefaultMaxOutput
+	}
+	return out + maxChangesResponse
+}
+
+// maxChangesResponse is the room of a response beyond a command's output: the runner's changed
+// files (--max-changed-size, 32 MiB by default) and the encoding.
+const maxChangesResponse = 128 << 20
+
+// budgetReader reads from r until left is spent: the decoder then fails, before a response
+// the runner claims to be huge is read into memory.
+type budgetReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.left = -1
+		return 0, errors.New("response too large")
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // fail breaks the session and closes its connection: the runner then stops what runs.
