@@ -15,9 +15,9 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/copyback"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/patch"
-	"github.com/sluice-gitops/sluice/manifest-generator/internal/copyback"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/workload"
 )
