@@ -22,9 +22,9 @@ func fluxYAML(command string) string {
 	return fmt.Sprintf("version: 1\ncommandUpdated:\n  generators:\n    - command: %q\n      timeout: 2s\n", command)
 }
 
-// Generators that hang, flood or print garbage: each revision fails with a condition naming the
-// command and the config file, the hanging command's whole process tree is killed, and what was
-// applied before stays.
+// Generators that hang, flood, go over the runner's budget or print garbage: each revision fails
+// with a condition naming the command and the config file (and the limit passed), the hanging
+// command's whole process tree is killed, and what was applied before stays.
 func TestManifestGenerationBadGenerators(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
@@ -43,6 +43,12 @@ func TestManifestGenerationBadGenerators(t *testing.T) {
 		{"prints 1 GiB",
 			"head -c 1073741824 /dev/zero",
 			[]string{"output larger than 67108864 bytes", ".flux.yaml"}},
+		{"fills the disk",
+			"head -c 40000000 /dev/zero > big; sleep 5; cat app.yaml",
+			[]string{".flux.yaml", "the session's files are over the runner's limit of 33554432 bytes (--max-session-disk)"}},
+		{"starts processes without end",
+			"i=0; while [ $i -lt 300 ]; do sleep 30 & i=$((i+1)); done; wait",
+			[]string{".flux.yaml", "Cannot fork", "a session may run 128 processes and threads, --max-session-processes"}},
 		{"prints something that is not YAML",
 			"echo 'kind: [unclosed'",
 			[]string{".flux.yaml", "printed output that is not valid YAML or JSON"}},

@@ -59,6 +59,12 @@ var (
 	storagePath string
 	// runnerClient reaches the runner process the tests start, which runs every command.
 	runnerClient *runner.Client
+	// testRunnerLimits are the runner's limits per session, small enough for a test to go over.
+	testRunnerLimits = func() runner.Limits {
+		l := runner.DefaultLimits
+		l.MaxDisk, l.MaxProcesses = 32<<20, 128
+		return l
+	}()
 	// testLimits are the controller's limits per generation, small enough for a test to go over.
 	testLimits = fluxyaml.Limits{MaxGenerators: 5, MaxOutput: 4 << 20, MaxObjects: 2000,
 		Names: fluxyaml.LimitNames{Generators: "--max-generators", Output: "--max-generation-output-size", Objects: "--max-objects"}}
@@ -87,7 +93,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	local, err := runner.StartLocal(runner.LocalOptions{})
+	local, err := runner.StartLocal(runner.LocalOptions{Limits: testRunnerLimits})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
