@@ -62,7 +62,7 @@ var (
 	// testRunnerLimits are the runner's limits per session, small enough for a test to go over.
 	testRunnerLimits = func() runner.Limits {
 		l := runner.DefaultLimits
-		l.MaxDisk, l.MaxProcesses = 32<<20, 128
+		l.MaxDisk, l.MaxProcesses, l.MaxChangedFiles = 32<<20, 128, 16
 		return l
 	}()
 	// testLimits are the controller's limits per generation, small enough for a test to go over.

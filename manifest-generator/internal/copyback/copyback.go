@@ -40,7 +40,7 @@ func Check(root *os.Root, target string, changes []runner.Change) ([]File, error
 	for _, c := range changes {
 		switch {
 		case !InsideTarget(target, c.Path):
-			problems = append(problems, fmt.Sprintf("%q was %s, outside the target path '%s'", c.Path, c.Kind, target))
+			problems = append(problems, fmt.Sprintf("%s was %s, outside the target path '%s'", c.Path, c.Kind, target))
 			continue
 		case c.Kind != runner.Modified:
 			problems = append(problems, fmt.Sprintf("%s was %s: updaters may only edit existing files", c.Path, c.Kind))

@@ -264,6 +264,10 @@ func (j *job) changes() response {
 		return response{Err: "the session does not track changes"}
 	}
 	cs, err := changes(j.tree, j.initial, j.limits)
+	var over *ChangeLimitError
+	if errors.As(err, &over) {
+		return response{Err: err.Error(), OverLimit: over}
+	}
 	if err != nil {
 		return response{Err: err.Error()}
 	}

@@ -59,6 +59,8 @@ type response struct {
 	Err     string
 	Run     *runResponse
 	Changes []Change
+	// OverLimit is set, with Err, when the changes are more than the runner sends back.
+	OverLimit *ChangeLimitError
 }
 
 // runResponse is the outcome of a command.

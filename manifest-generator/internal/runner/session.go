@@ -83,7 +83,8 @@ func (s *Session) WriteFile(ctx context.Context, name string, data []byte, perm 
 }
 
 // Changes lists what differs in the session's tree from the tree uploaded (Options.Track must
-// be set): what the commands (and WriteFile) changed.
+// be set): what the commands (and WriteFile) changed. More changes than the runner sends back
+// are a *ChangeLimitError.
 func (s *Session) Changes(ctx context.Context) ([]Change, error) {
 	resp, err := s.call(ctx, request{Op: opChanges})
 	if err != nil {
@@ -150,6 +151,9 @@ func (s *Session) call(ctx context.Context, req request) (*response, error) {
 	if err != nil {
 		s.fail(err)
 		return nil, err
+	}
+	if resp.OverLimit != nil {
+		return nil, resp.OverLimit
 	}
 	if resp.Err != "" {
 		return nil, errors.New("runner: " + resp.Err)
