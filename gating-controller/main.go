@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
@@ -30,6 +32,9 @@ func main() {
 	var receiverAddr string
 	pflag.StringVar(&receiverAddr, "receiver-addr", "",
 		"Address the webhook receiver that opens and closes gates listens on (e.g. :9292); empty, it is off.")
+	var receiverMaxDuration time.Duration
+	pflag.DurationVar(&receiverMaxDuration, "receiver-max-duration", receiver.DefaultMaxDuration,
+		"The longest a request made through the webhook receiver may last (its \"for\"); a longer one is refused with 400.")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
@@ -38,6 +43,9 @@ func main() {
 
 	mgr, err := opts.NewManager(controllerName, scheme, &gatingv1.Gate{}, &gatingv1.GateKeeper{})
 	bootstrap.Exit(err, "creating manager")
+	if receiverMaxDuration <= 0 {
+		bootstrap.Exit(fmt.Errorf("--receiver-max-duration must be longer than 0s, not %s", receiverMaxDuration), "parsing flags")
+	}
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
 
@@ -51,7 +59,8 @@ func main() {
 		// Requests are written in the controller's own name, the one the admission policy expects.
 		by, err := receiver.WhoAmI(context.Background(), mgr.GetConfig())
 		bootstrap.Exit(err, "setting up the webhook receiver")
-		srv := &receiver.Server{Addr: receiverAddr, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: by}
+		srv := &receiver.Server{Addr: receiverAddr, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: by,
+			Limits: receiver.Limits{MaxDuration: receiverMaxDuration}}
 		bootstrap.Exit(mgr.Add(srv), "setting up the webhook receiver")
 	}
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,6 +28,8 @@ type handler struct {
 	limits   Limits
 	seen     *seenRequests
 	limiters *gateLimiters
+	failures *sourceFailures
+	tokens   *knownTokens
 	now      func() time.Time
 }
 
@@ -36,24 +39,28 @@ func newHandler(s *Server) http.Handler {
 		s: s, limits: limits, now: time.Now,
 		seen:     newSeenRequests(limits.Window, limits.MaxRemembered),
 		limiters: newGateLimiters(limits.RateInterval, limits.Burst),
+		failures: newSourceFailures(limits.FailureInterval, limits.FailureBurst, limits.MaxSources),
+		tokens:   newKnownTokens(),
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /gates/{namespace}/{name}/{action}", h.serveRequest)
+	mux.HandleFunc(requestPattern, h.serveRequest)
 	return mux
 }
 
 // serveRequest checks, in this order, what costs least and reveals least first: the gate and its
-// receiver (404), the gate's rate (429), the token (401), the body (400), its timestamp (401),
-// a replay (409); then writes the request annotations (202).
+// receiver (404), the body's size (413), the token (401; 429 for a source address that has spent
+// its failed attempts), the gate's rate (429), the body (400), its timestamp (401), a replay
+// (409); then writes the request annotations (202). The gate's rate is spent by authenticated
+// requests only, so that nobody without the token can keep the gate's callers out.
 func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	key := types.NamespacedName{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
-	log := ctrl.Log.WithName("receiver").WithValues("gate", key.String(), "remote", r.RemoteAddr)
-	act, ok := actions[r.PathValue("action")]
-	if !ok {
-		reply(w, http.StatusNotFound, "the action must be open or close")
+	log := ctrl.Log.WithName("receiver").WithValues("remote", r.RemoteAddr)
+	key, act, err := parseRequestPath(r)
+	if err != nil {
+		reply(w, http.StatusNotFound, err.Error())
 		return
 	}
+	log = log.WithValues("gate", key.String())
 
 	gate := &gatingv1.Gate{}
 	if err := h.s.Client.Get(ctx, key, gate); err != nil {
@@ -70,14 +77,6 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	now := h.now()
-	if !h.limiters.allow(key, now) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(h.limits.RateInterval.Seconds()+0.5)))
-		reply(w, http.StatusTooManyRequests, "too many requests for this gate")
-		log.Info("request refused: rate limit")
-		return
-	}
-
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.limits.MaxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -89,10 +88,31 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	secretName := gate.Spec.Receiver.SecretRef.Name
+	// A request that carries the token the receiver last read is a caller's: it spends the
+	// gate's budget, and is checked against the Secret whatever its source did before. Any
+	// other request is checked only while its source has failed attempts left.
+	now := h.now()
+	secretKey := types.NamespacedName{Namespace: key.Namespace, Name: gate.Spec.Receiver.SecretRef.Name}
+	source := sourceOf(r.RemoteAddr)
+	known, read := h.tokens.get(secretKey)
+	caller := len(known) > 0 && authenticated(r, raw, known)
+	switch {
+	case caller && !h.limiters.allow(key, now):
+		h.tooManyForGate(w, log)
+		return
+	case !caller && read && h.failures.exhausted(source, now):
+		w.Header().Set("Retry-After", retryAfter(h.limits.FailureInterval))
+		reply(w, http.StatusTooManyRequests, "too many failed attempts from this address")
+		log.Info("request refused: too many failed attempts from this address")
+		return
+	}
+
+	secretName := secretKey.Name
 	secret := &corev1.Secret{}
-	if err := h.s.Client.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: secretName}, secret); err != nil {
+	if err := h.s.Client.Get(ctx, secretKey, secret); err != nil {
 		if apierrors.IsNotFound(err) {
+			h.tokens.store(secretKey, nil)
+			h.failures.fail(source, now)
 			log.Info("request refused: the Secret of spec.receiver.secretRef does not exist", "secret", secretName)
 			reply(w, http.StatusNotFound, notFound)
 			return
@@ -102,18 +122,25 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := secret.Data[gatingv1.ReceiverTokenKey]
+	h.tokens.store(secretKey, token)
 	if len(token) == 0 {
+		h.failures.fail(source, now)
 		log.Info("request refused: the Secret of spec.receiver.secretRef has no token", "secret", secretName)
 		reply(w, http.StatusNotFound, notFound)
 		return
 	}
 	if !authenticated(r, raw, token) {
+		h.failures.fail(source, now)
 		log.Info("request refused: bad token or signature")
 		reply(w, http.StatusUnauthorized, "bad token or signature")
 		return
 	}
+	if !caller && !h.limiters.allow(key, now) {
+		h.tooManyForGate(w, log)
+		return
+	}
 
-	req, err := parseBody(raw)
+	req, err := parseBody(raw, h.limits.MaxDuration)
 	if err != nil {
 		reply(w, http.StatusBadRequest, err.Error())
 		return
@@ -149,6 +176,18 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	}
 	log.Info(act.verb+" requested", "reason", reason, "for", req.For)
 	reply(w, http.StatusAccepted, act.verb+" requested")
+}
+
+// tooManyForGate answers a request over the gate's rate.
+func (h *handler) tooManyForGate(w http.ResponseWriter, log logr.Logger) {
+	w.Header().Set("Retry-After", retryAfter(h.limits.RateInterval))
+	reply(w, http.StatusTooManyRequests, "too many requests for this gate")
+	log.Info("request refused: rate limit")
+}
+
+// retryAfter is a Retry-After header value: whole seconds, at least one.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int(d.Seconds()+0.5)))
 }
 
 // reply writes {"message": msg} with the status code.

@@ -2,9 +2,7 @@ package receiver
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -12,24 +10,17 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// Each gate takes a burst of requests, then one per interval: the request after the burst gets
-// 429 with Retry-After, whatever its token, while another gate still takes requests. This
-// receiver takes 3 at once and one a minute, so that a slow machine cannot refill the bucket
-// during the test.
+// Each gate takes a burst of requests, then one per interval: the authenticated request after
+// the burst gets 429 with Retry-After, while another gate still takes requests. A request without
+// the token is refused for its credentials (401), never for the gate's rate. This receiver takes
+// 3 at once and one a minute, so that a slow machine cannot refill the bucket during the test.
 func TestReceiverRateLimitsPerGate(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	const token = "busy-token"
 	newReceiverGate(t, ns, "busy", token)
 	newReceiverGate(t, ns, "quiet", token)
-	srv := newServer(Limits{Burst: 3, RateInterval: time.Minute})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	g.Expect(err).NotTo(HaveOccurred())
-	srv.Listener = ln
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = srv.Start(ctx) }()
-	url := "http://" + ln.Addr().String()
+	url := startReceiver(t, Limits{Burst: 3, RateInterval: time.Minute})
 
 	for i := range 3 {
 		code, msg := postTo(t, url, "/gates/"+ns+"/busy/open", requestBody(fmt.Sprintf("try %d", i), time.Now()), withToken(token))
@@ -38,9 +29,12 @@ func TestReceiverRateLimitsPerGate(t *testing.T) {
 	code, msg := postTo(t, url, "/gates/"+ns+"/busy/open", requestBody("one too many", time.Now()), withToken(token))
 	g.Expect(code).To(Equal(429))
 	g.Expect(msg).To(Equal("too many requests for this gate"))
-	code, _ = postTo(t, url, "/gates/"+ns+"/busy/open", requestBody("bad token too", time.Now()), withToken("wrong"))
-	g.Expect(code).To(Equal(429))
-	resp, err := http.Post(url+"/gates/"+ns+"/busy/open", "application/json", bytes.NewReader(requestBody("again", time.Now())))
+	code, msg = postTo(t, url, "/gates/"+ns+"/busy/open", requestBody("bad token", time.Now()), withToken("wrong"))
+	g.Expect(code).To(Equal(401), msg)
+	req, err := http.NewRequest(http.MethodPost, url+"/gates/"+ns+"/busy/open", bytes.NewReader(requestBody("again", time.Now())))
+	g.Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
 	g.Expect(err).NotTo(HaveOccurred())
 	resp.Body.Close()
 	g.Expect(resp.StatusCode).To(Equal(429))

@@ -3,15 +3,25 @@ package receiver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"time"
+	"unicode"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
 // maxReasonLength bounds the reason kept in the annotations, events and history.
 const maxReasonLength = 1024
+
+// requestPattern is the receiver's one route (net/http's ServeMux pattern).
+const requestPattern = "POST /gates/{namespace}/{name}/{action}"
 
 // body is what a caller sends.
 type body struct {
@@ -23,22 +33,33 @@ type body struct {
 	Timestamp string `json:"timestamp"`
 }
 
-// parseBody decodes and checks a request body; unknown fields are refused so that a typo such
-// as "duration" is not silently ignored.
-func parseBody(raw []byte) (body, error) {
+// parseBody decodes and checks a request body: one JSON object and nothing after it; unknown
+// fields are refused so that a typo such as "duration" is not silently ignored. maxFor is the
+// longest `for` accepted.
+func parseBody(raw []byte, maxFor time.Duration) (body, error) {
 	var b body
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
 		return b, fmt.Errorf("the body must be a JSON object with reason, for and timestamp: %w", err)
 	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return b, fmt.Errorf("the body must be one JSON object with reason, for and timestamp, and nothing after it")
+	}
 	b.Reason = strings.TrimSpace(b.Reason)
 	if len(b.Reason) > maxReasonLength {
 		return b, fmt.Errorf("reason is longer than %d bytes", maxReasonLength)
 	}
+	if strings.ContainsFunc(b.Reason, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
+		return b, fmt.Errorf("reason must not contain control characters (other than newlines and tabs)")
+	}
 	if b.For != "" {
-		if d, err := time.ParseDuration(b.For); err != nil || d <= 0 {
+		d, err := time.ParseDuration(b.For)
+		if err != nil || d <= 0 {
 			return b, fmt.Errorf("for %q is not a positive duration such as 2h", b.For)
+		}
+		if d > maxFor {
+			return b, fmt.Errorf("for %q is longer than %s, the longest request this receiver accepts (--receiver-max-duration)", b.For, maxFor)
 		}
 	}
 	if b.Timestamp == "" {
@@ -70,4 +91,22 @@ type action struct {
 var actions = map[string]action{
 	"open":  {verb: "open", state: gatingv1.GateOpened},
 	"close": {verb: "close", state: gatingv1.GateClosed},
+}
+
+// errNoReceiver is what parseRequestPath returns for a namespace or name that no gate can have.
+var errNoReceiver = errors.New(notFound)
+
+// parseRequestPath reads the gate and the action of a request routed by requestPattern. Only a
+// namespace (a DNS-1123 label) and a name (a DNS-1123 subdomain) that a Gate can have are taken,
+// so that nothing else reaches the cache or the logs; both get the one answer of an unknown gate.
+func parseRequestPath(r *http.Request) (types.NamespacedName, action, error) {
+	act, ok := actions[r.PathValue("action")]
+	if !ok {
+		return types.NamespacedName{}, action{}, errors.New("the action must be open or close")
+	}
+	key := types.NamespacedName{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
+	if len(validation.IsDNS1123Label(key.Namespace)) > 0 || len(validation.IsDNS1123Subdomain(key.Name)) > 0 {
+		return types.NamespacedName{}, action{}, errNoReceiver
+	}
+	return key, act, nil
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -54,6 +55,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if fuzzingOnly() {
+		os.Exit(m.Run())
+	}
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = gatingv1.AddToScheme(scheme)
@@ -73,6 +77,18 @@ func TestMain(m *testing.M) {
 	cancel()
 	_ = env.Stop()
 	os.Exit(code)
+}
+
+// fuzzingOnly tells whether this process only fuzzes (a fuzz worker, or `go test -run '^$' -fuzz`
+// as `make fuzz` runs it): the fuzz targets parse in memory, and each worker would otherwise
+// start a control plane of its own.
+func fuzzingOnly() bool {
+	flag.Parse()
+	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
+		return true
+	}
+	fuzz, run := flag.Lookup("test.fuzz"), flag.Lookup("test.run")
+	return fuzz != nil && fuzz.Value.String() != "" && run != nil && run.Value.String() == "^$"
 }
 
 // startManager runs the Gate controller and the receiver as main.go wires them; Secrets are read
@@ -111,6 +127,20 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	}
 	go func() { _ = mgr.Start(ctx) }()
 	return nil
+}
+
+// startReceiver serves another receiver, with these limits, on a loopback port until the test
+// ends, and returns its URL.
+func startReceiver(t *testing.T, limits Limits) string {
+	t.Helper()
+	srv := newServer(limits)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	srv.Listener = ln
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = srv.Start(ctx) }()
+	return "http://" + ln.Addr().String()
 }
 
 var nsCount atomic.Int64
