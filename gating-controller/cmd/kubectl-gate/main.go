@@ -24,7 +24,8 @@ func main() {
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
+		// An error may quote what someone wrote on a gate (an admission message does).
+		fmt.Fprintln(os.Stderr, "error:", printableLines(err.Error()))
 		os.Exit(1)
 	}
 }

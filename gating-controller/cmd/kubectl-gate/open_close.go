@@ -140,7 +140,7 @@ func requestPatch(kind requestKind, now time.Time, reason, by, duration string) 
 }
 
 func requestSummary(kind requestKind, namespace, name, by, reason, duration string) string {
-	msg := fmt.Sprintf("gate %s/%s: %s requested by %s", namespace, name, kind.verb, by)
+	msg := fmt.Sprintf("gate %s/%s: %s requested by %s", namespace, name, kind.verb, printable(by))
 	if duration != "" {
 		msg += " for " + duration
 	}

@@ -91,7 +91,7 @@ func printGateTable(out io.Writer, items []gatingv1alpha1.Gate, withNamespace bo
 			last = gate.Status.History[0]
 		}
 		row := []string{gate.Name, openedStatus(gate), timeOrDash(gate.Status.NextTransitionAt),
-			orDash(last.Cause), orDash(last.RequestedBy), orDash(oneLine(last.Reason))}
+			orDash(oneLine(last.Cause)), orDash(oneLine(last.RequestedBy)), orDash(oneLine(last.Reason))}
 		if withNamespace {
 			row = append([]string{gate.Namespace}, row...)
 		}
@@ -105,7 +105,7 @@ func printGate(out io.Writer, gate *gatingv1alpha1.Gate) error {
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	message := "-"
 	if c := apimeta.FindStatusCondition(gate.Status.Conditions, gatesapi.OpenedCondition); c != nil && c.Message != "" {
-		message = c.Message
+		message = oneLine(c.Message)
 	}
 	fmt.Fprintf(w, "Gate:\t%s/%s\n", gate.Namespace, gate.Name)
 	fmt.Fprintf(w, "State:\t%s (Opened=%s)\n", stateWord(gate), openedStatus(gate))
@@ -134,8 +134,8 @@ func printGate(out io.Writer, gate *gatingv1alpha1.Gate) error {
 		if t.Opened {
 			state = "opened"
 		}
-		fmt.Fprintf(h, "  %s\t%s\t%s\t%s\t%s\n", formatTime(t.Time.Time), state, orDash(t.Cause),
-			orDash(t.RequestedBy), orDash(oneLine(t.Reason)))
+		fmt.Fprintf(h, "  %s\t%s\t%s\t%s\t%s\n", formatTime(t.Time.Time), state, orDash(oneLine(t.Cause)),
+			orDash(oneLine(t.RequestedBy)), orDash(oneLine(t.Reason)))
 	}
 	return h.Flush()
 }
@@ -152,9 +152,10 @@ func describeRequest(r *gatingv1alpha1.GateRequest) string {
 	}
 	msg := verb + " requested"
 	if r.RequestedBy != "" {
-		msg += " by " + r.RequestedBy
+		msg += " by " + oneLine(r.RequestedBy)
 	}
-	if reason := oneLine(r.Reason); reason != "" {
+	// %q writes the reason's unprintable runes as escapes.
+	if reason := collapse(r.Reason); reason != "" {
 		msg += fmt.Sprintf(": %q", reason)
 	}
 	return msg
@@ -195,6 +196,3 @@ func orDash(s string) string {
 	}
 	return s
 }
-
-// oneLine keeps a multi-line reason from breaking the table layout.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -30,7 +30,7 @@ func pendingRequests(gate *gatingv1alpha1.Gate) []string {
 		if d := ann[r.kind.duration]; d != "" {
 			msg += " for " + d
 		}
-		if reason := oneLine(ann[r.kind.reason]); reason != "" {
+		if reason := collapse(ann[r.kind.reason]); reason != "" {
 			msg += fmt.Sprintf(": %q", reason)
 		}
 		out = append(out, msg+", not handled by the gating-controller yet")

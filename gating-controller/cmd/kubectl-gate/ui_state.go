@@ -147,7 +147,7 @@ func newUIGate(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, w
 			state = "opened"
 		}
 		g.History = append(g.History, uiHistory{Time: formatTime(t.Time.Time), State: state,
-			Cause: orDash(t.Cause), RequestedBy: orDash(t.RequestedBy), Reason: orDash(oneLine(t.Reason))})
+			Cause: orDash(t.Cause), RequestedBy: orDash(t.RequestedBy), Reason: orDash(collapse(t.Reason))})
 	}
 	return g
 }

@@ -41,7 +41,7 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 		k := uiKeeper{Name: gk.Name, TimeZone: orDefault(gk.Spec.TimeZone, "UTC")}
 		s, err := schedule.Parse(gk.Spec)
 		if err != nil {
-			k.Error = oneLine(err.Error())
+			k.Error = collapse(err.Error())
 			broken = append(broken, fmt.Sprintf("'%s'", gk.Name))
 		} else {
 			in.Keepers = append(in.Keepers, schedule.NamedHolder{Name: gk.Name, Holder: s})
