@@ -20,8 +20,8 @@ import (
 // RuntimeNamespaceEnv names the namespace the controller runs in (set from the downward API).
 const RuntimeNamespaceEnv = "RUNTIME_NAMESPACE"
 
-// NewManager sets up logging and jitter from the options and returns a manager with metrics,
-// health probes, leader election (ID derived from name), the watch scope and, for the kinds in
+// NewManager sets up logging and jitter from the options and returns a manager with metrics (and,
+// with --enable-pprof, Go's profiles), health probes, leader election (ID derived from name), the watch scope and, for the kinds in
 // owned, the label selector. The manager stops on SIGTERM/SIGINT when started with
 // ctrl.SetupSignalHandler().
 func (o *Options) NewManager(name string, scheme *runtime.Scheme, owned ...client.Object) (ctrl.Manager, error) {
@@ -56,9 +56,14 @@ func (o *Options) NewManager(name string, scheme *runtime.Scheme, owned ...clien
 	cfg.QPS, cfg.Burst = o.Client.QPS, o.Client.Burst
 	cfg.UserAgent = name
 
+	metrics := metricsserver.Options{BindAddress: o.MetricsAddr}
+	if o.EnablePprof {
+		// Off by default: every namespace may scrape the metrics port (deploy/'s allow-scraping).
+		metrics.ExtraHandlers = pprof.GetHandlers()
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr, ExtraHandlers: pprof.GetHandlers()},
+		Metrics:                metrics,
 		HealthProbeBindAddress: o.HealthAddr,
 		LeaderElection:         o.LeaderElection.Enable,
 		LeaderElectionID:       leaderelection.GenerateID(name, o.WatchLabelSelector),

@@ -26,6 +26,8 @@ type Options struct {
 	WatchAllNamespaces    bool
 	WatchLabelSelector    string
 	DefaultServiceAccount string
+	// EnablePprof serves Go's profiles under /debug/pprof/ on the metrics address.
+	EnablePprof bool
 
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
@@ -38,6 +40,9 @@ type Options struct {
 // (--kubeconfig). impersonation adds --default-service-account for controllers that impersonate.
 func (o *Options) BindFlags(fs *pflag.FlagSet, impersonation bool) {
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", ":8080", "The address the Prometheus metrics endpoint binds to.")
+	fs.BoolVar(&o.EnablePprof, "enable-pprof", false,
+		"Serve Go's profiles (net/http/pprof) under /debug/pprof/ on the metrics address. Off by default: whoever "+
+			"reaches the metrics port would read the controller's command line, goroutines and allocations, and make it spend CPU on profiles.")
 	fs.StringVar(&o.HealthAddr, "health-addr", ":9440", "The address the health endpoints (/healthz, /readyz) bind to.")
 	fs.IntVar(&o.Concurrent, "concurrent", 4, "The number of concurrent reconciles per kind.")
 	fs.DurationVar(&o.RequeueDependency, "requeue-dependency", 30*time.Second,
