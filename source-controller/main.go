@@ -40,6 +40,7 @@ func main() {
 		storageOpts storage.Options
 		storageAddr string
 		digestAlgo  string
+		urlKeysFile string
 
 		helmIndexMaxSize int64
 		helmCache        struct {
@@ -56,6 +57,10 @@ func main() {
 	pflag.StringVar(&storageAddr, "storage-addr", ":9090", "The address the artifact HTTP server binds to.")
 	pflag.StringVar(&storageOpts.AdvAddr, "storage-adv-addr", defaultAdvAddr(),
 		"The host[:port] artifact URLs are advertised with (in a cluster, the Service DNS name).")
+	pflag.StringVar(&urlKeysFile, "artifact-url-keys-file", "",
+		"A file of keys that sign artifact URLs, one per line, each of 32 bytes or more: the first signs, all verify, so keys rotate. Empty: a key generated into --storage-path.")
+	pflag.BoolVar(&storageOpts.OpenArtifacts, "insecure-open-artifacts", false,
+		"Write unsigned artifact URLs and serve every artifact to whoever reaches the artifact server, as Flux's source-controller does. Off: a URL opens only the artifacts of its object.")
 	pflag.DurationVar(&storageOpts.RetentionTTL, "artifact-retention-ttl", time.Minute,
 		"How long older artifacts are kept before garbage collection.")
 	pflag.IntVar(&storageOpts.RetentionRecords, "artifact-retention-records", 2,
@@ -83,6 +88,14 @@ func main() {
 	utilruntime.Must(sourcev1.AddToScheme(scheme))
 
 	storageOpts.DigestAlgorithm = digest.Algorithm(digestAlgo)
+	if urlKeysFile != "" {
+		if storageOpts.OpenArtifacts {
+			bootstrap.Exit(errors.New("--insecure-open-artifacts takes no --artifact-url-keys-file"), "setting up the artifact storage")
+		}
+		keys, err := storage.ReadURLKeys(urlKeysFile)
+		bootstrap.Exit(err, "reading --artifact-url-keys-file")
+		storageOpts.URLKeys = keys
+	}
 	store, err := storage.New(storageOpts)
 	bootstrap.Exit(err, "setting up the artifact storage")
 	if gitMaxCloneSize < 0 || ociMaxLayerSize < 0 {

@@ -10,11 +10,12 @@ import (
 	"sync"
 )
 
-// Handler serves the artifact files under BasePath to consumers: GET and HEAD only, no directory
-// listings, Range and conditional requests through http.ServeContent, and an ETag equal to the
-// file's digest with the configured algorithm, i.e. status.artifact.digest. Files are opened
-// through an os.Root, so `..`, absolute paths and symlinks leading outside BasePath cannot reach
-// anything else; symlinks inside it (Symlink's latest links) are followed.
+// Handler serves the artifact files under BasePath to consumers: to those who hold a signed URL
+// (see signedurl.go) unless OpenArtifacts; GET and HEAD only, no directory listings, Range and
+// conditional requests through http.ServeContent, and an ETag equal to the file's digest with
+// the configured algorithm, i.e. status.artifact.digest. Files are opened through an os.Root of
+// their directory, so `..`, absolute paths and symlinks leading outside it cannot reach anything
+// else; symlinks inside it (Symlink's latest links) are followed.
 func (s *Storage) Handler() http.Handler {
 	return http.HandlerFunc(s.serve)
 }
@@ -30,9 +31,18 @@ func (s *Storage) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	// An artifact being written (".<name>.tmp-<random>", renamed into place when complete) is
-	// nobody's artifact yet: a partial download would not match any digest.
-	if base := path.Base(name); name == "" || strings.HasPrefix(base, ".") && strings.Contains(base, tmpInfix) {
+	// A missing or wrong signature is answered as a missing file, before the file is looked
+	// for: nothing tells a caller whether the artifact exists.
+	if s.keys != nil {
+		if name, ok = s.keys.verify(name); !ok {
+			http.NotFound(w, r)
+			return
+		}
+	}
+	// Hidden names are never artifacts (object names cannot start with a dot): an artifact
+	// being written (".<name>.tmp-<random>", renamed into place when complete), which a partial
+	// download would not match any digest of, and the URL key file.
+	if name == "" || hidden(name) {
 		http.NotFound(w, r)
 		return
 	}
@@ -42,9 +52,16 @@ func (s *Storage) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer root.Close()
-	// Any refusal of the root (missing, escaping link, loop) is a 404: nothing tells a caller
-	// what lies outside.
-	f, err := root.Open(name)
+	// Any refusal of a root (missing, escaping link, loop) is a 404: nothing tells a caller
+	// what lies outside. A URL opens one object's directory, so links are followed inside it
+	// only: none can lead to another object's artifacts.
+	dir, err := root.OpenRoot(path.Dir(name))
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer dir.Close()
+	f, err := dir.Open(path.Base(name))
 	if err != nil {
 		http.NotFound(w, r)
 		return
@@ -92,6 +109,11 @@ func requestName(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return name, true
+}
+
+// hidden: a segment of name starts with a dot.
+func hidden(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.Contains(name, "/.")
 }
 
 // maxETags bounds the cache; entries of deleted artifacts are dropped when it is full.

@@ -31,7 +31,8 @@ func FuzzRequestName(f *testing.F) {
 	setUp(f, os.Symlink("gitrepository/default/app/rev.tar.gz", filepath.Join(base, "latest.tar.gz")))
 	setUp(f, os.Symlink("../../../..", filepath.Join(base, "up")))
 	setUp(f, os.Symlink(tmp, filepath.Join(base, "abs-up")))
-	s, err := New(Options{BasePath: base})
+	// Unsigned, so that every path reaches the file system; FuzzSignedURL fuzzes the signatures.
+	s, err := New(Options{BasePath: base, OpenArtifacts: true})
 	setUp(f, err)
 	handler := s.Handler()
 

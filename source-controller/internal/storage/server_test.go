@@ -29,6 +29,14 @@ type serverFixture struct {
 	a      meta.Artifact
 	data   []byte
 	secret string // absolute path of a file next to BasePath
+	// sig is "/<signature of a's object>", what comes before a's path in its URL path.
+	sig string
+}
+
+// signed is the URL path of the file at p (relative to the storage root) with the signature
+// of a's object, valid when p is a file of that object.
+func (f *serverFixture) signed(p string) string {
+	return f.sig + "/" + strings.TrimPrefix(p, "/")
 }
 
 func newServerFixture(t *testing.T, alg digest.Algorithm) *serverFixture {
@@ -48,7 +56,8 @@ func newServerFixture(t *testing.T, alg digest.Algorithm) *serverFixture {
 
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	return &serverFixture{s: s, srv: srv, a: a, data: data, secret: secretPath}
+	sig := strings.TrimSuffix(strings.TrimPrefix(a.URL, "http://"+s.AdvAddr), "/"+a.Path)
+	return &serverFixture{s: s, srv: srv, a: a, data: data, secret: secretPath, sig: sig}
 }
 
 func (f *serverFixture) get(t *testing.T, method, path string, header map[string]string) (*http.Response, []byte) {
@@ -96,7 +105,7 @@ func TestServeArtifact(t *testing.T) {
 			g := NewWithT(t)
 			f := newServerFixture(t, alg)
 			urlPath := strings.TrimPrefix(f.a.URL, "http://"+f.s.AdvAddr)
-			g.Expect(urlPath).To(Equal("/gitrepository/default/app/rev.tar.gz"))
+			g.Expect(urlPath).To(Equal(f.sig + "/gitrepository/default/app/rev.tar.gz"))
 
 			resp, body := f.get(t, http.MethodGet, urlPath, nil)
 			g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
@@ -144,14 +153,14 @@ func TestServeETagComputedWhenNotCached(t *testing.T) {
 	s := newTestStorage(t, Options{BasePath: f.s.BasePath, DigestAlgorithm: digest.SHA384})
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/" + f.a.Path)
+	resp, err := http.Get(srv.URL + f.signed(f.a.Path))
 	g.Expect(err).NotTo(HaveOccurred())
 	resp.Body.Close()
 	g.Expect(resp.Header.Get("ETag")).To(Equal(`"` + f.a.Digest + `"`))
 
 	// A new version of the file (other size and mtime) gets a new ETag.
 	g.Expect(os.WriteFile(s.LocalPath(f.a), []byte("changed"), 0o644)).To(Succeed())
-	resp, err = http.Get(srv.URL + "/" + f.a.Path)
+	resp, err = http.Get(srv.URL + f.signed(f.a.Path))
 	g.Expect(err).NotTo(HaveOccurred())
 	resp.Body.Close()
 	g.Expect(resp.Header.Get("ETag")).To(Equal(`"` + digest.SHA384.FromString("changed").String() + `"`))
@@ -163,16 +172,17 @@ func TestServeMethodsAndDirectories(t *testing.T) {
 		method, path string
 		want         int
 	}{
-		{http.MethodPost, "/" + f.a.Path, http.StatusMethodNotAllowed},
-		{http.MethodPut, "/" + f.a.Path, http.StatusMethodNotAllowed},
-		{http.MethodDelete, "/" + f.a.Path, http.StatusMethodNotAllowed},
-		{http.MethodOptions, "/" + f.a.Path, http.StatusMethodNotAllowed},
+		{http.MethodPost, f.signed(f.a.Path), http.StatusMethodNotAllowed},
+		{http.MethodPut, f.signed(f.a.Path), http.StatusMethodNotAllowed},
+		{http.MethodDelete, f.signed(f.a.Path), http.StatusMethodNotAllowed},
+		{http.MethodOptions, f.signed(f.a.Path), http.StatusMethodNotAllowed},
 		{http.MethodGet, "/", http.StatusNotFound},
-		{http.MethodGet, "/gitrepository", http.StatusNotFound},
-		{http.MethodGet, "/gitrepository/", http.StatusBadRequest},
-		{http.MethodGet, "/gitrepository/default/app", http.StatusNotFound},
-		{http.MethodHead, "/gitrepository/default/app", http.StatusNotFound},
-		{http.MethodGet, "/gitrepository/default/app/missing.tar.gz", http.StatusNotFound},
+		{http.MethodGet, f.sig, http.StatusNotFound},
+		{http.MethodGet, f.signed("gitrepository"), http.StatusNotFound},
+		{http.MethodGet, f.signed("gitrepository/"), http.StatusBadRequest},
+		{http.MethodGet, f.signed("gitrepository/default/app"), http.StatusNotFound},
+		{http.MethodHead, f.signed("gitrepository/default/app"), http.StatusNotFound},
+		{http.MethodGet, f.signed("gitrepository/default/app/missing.tar.gz"), http.StatusNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
@@ -223,15 +233,29 @@ func TestServeRefusesTraversal(t *testing.T) {
 		"/abs-up/secret.txt",
 	}
 	// Control: the same raw requests do reach a legitimate artifact.
-	status, body := f.raw(t, "/"+f.a.Path)
+	status, body := f.raw(t, f.signed(f.a.Path))
 	g.Expect(status).To(Equal(http.StatusOK))
 	g.Expect(body).To(Equal(string(f.data)))
 
+	// Each target unsigned, as an open server gets it, and with the signature of the object
+	// whose directory holds the links, which passes the signature check.
+	open := newTestStorage(t, Options{BasePath: base, OpenArtifacts: true})
+	openSrv := httptest.NewServer(open.Handler())
+	defer openSrv.Close()
+	openFixture := &serverFixture{s: open, srv: openSrv}
 	for _, target := range targets {
-		status, body := f.raw(t, target)
-		t.Logf("%-60q -> %d", target, status)
-		g.Expect(status).To(BeElementOf(http.StatusBadRequest, http.StatusNotFound), target)
-		g.Expect(body).NotTo(ContainSubstring(secret), target)
+		for _, tt := range []struct {
+			f      *serverFixture
+			target string
+		}{{openFixture, target}, {f, f.sig + target}} {
+			if !strings.HasPrefix(target, "/") {
+				tt.target = target
+			}
+			status, body := tt.f.raw(t, tt.target)
+			t.Logf("%-60q -> %d", tt.target, status)
+			g.Expect(status).To(BeElementOf(http.StatusBadRequest, http.StatusNotFound), tt.target)
+			g.Expect(body).NotTo(ContainSubstring(secret), tt.target)
+		}
 	}
 	// The secret is really there, and would be readable through the links from outside the server.
 	b, err := os.ReadFile(filepath.Join(objDir, "relative-out.tar.gz"))
@@ -258,11 +282,11 @@ func TestServeRefusesTemporaryFiles(t *testing.T) {
 	dir := filepath.Dir(f.s.LocalPath(f.a))
 	tmp := "." + filepath.Base(f.s.LocalPath(f.a)) + tmpInfix + "12345"
 	g.Expect(os.WriteFile(filepath.Join(dir, tmp), []byte("partial"), 0o644)).To(Succeed())
-	resp, body := f.get(t, http.MethodGet, "/"+path.Join(path.Dir(f.a.Path), tmp), nil)
+	resp, body := f.get(t, http.MethodGet, f.signed(path.Join(path.Dir(f.a.Path), tmp)), nil)
 	g.Expect(resp.StatusCode).To(Equal(http.StatusNotFound))
 	g.Expect(string(body)).NotTo(ContainSubstring("partial"))
 	// The artifact itself is.
-	resp, _ = f.get(t, http.MethodGet, "/"+f.a.Path, nil)
+	resp, _ = f.get(t, http.MethodGet, f.signed(f.a.Path), nil)
 	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
 }
 
@@ -319,7 +343,7 @@ func TestServeConcurrentFirstRequests(t *testing.T) {
 	etags := make(chan string, 16)
 	for range cap(etags) {
 		go func() {
-			resp, err := http.Get(srv.URL + "/" + f.a.Path)
+			resp, err := http.Get(srv.URL + f.signed(f.a.Path))
 			if err != nil {
 				etags <- err.Error()
 				return

@@ -36,6 +36,13 @@ type Options struct {
 	// MaxSize bounds the size of an artifact in bytes; 0 means no limit (--artifact-max-size,
 	// DefaultMaxSize).
 	MaxSize int64
+	// URLKeys sign artifact URLs and verify requests: the first signs, all verify, so keys can
+	// be rotated (--artifact-url-keys-file, ReadURLKeys). None: New keeps a generated key in
+	// GeneratedURLKeyFile, so a restart on the same volume keeps URLs valid.
+	URLKeys [][]byte
+	// OpenArtifacts writes unsigned URLs and serves every artifact to anyone who asks, as
+	// Flux's source-controller does (--insecure-open-artifacts).
+	OpenArtifacts bool
 }
 
 // Defaults of the flags that feed Options.
@@ -52,6 +59,8 @@ const (
 type Storage struct {
 	Options
 	etags *etagCache
+	// keys sign URLs and verify requests; nil with OpenArtifacts.
+	keys urlKeys
 }
 
 // New returns a Storage for opts, creating BasePath when missing.
@@ -82,7 +91,24 @@ func New(opts Options) (*Storage, error) {
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return nil, fmt.Errorf("creating storage path: %w", err)
 	}
-	return &Storage{Options: opts, etags: newETagCache()}, nil
+	s := &Storage{Options: opts, etags: newETagCache()}
+	switch {
+	case opts.OpenArtifacts && len(opts.URLKeys) > 0:
+		return nil, errors.New("open artifacts take no URL keys")
+	case opts.OpenArtifacts:
+	case len(opts.URLKeys) > 0:
+		for i, k := range opts.URLKeys {
+			if len(k) < MinURLKeySize {
+				return nil, fmt.Errorf("artifact URL key %d is shorter than %d bytes", i+1, MinURLKeySize)
+			}
+		}
+		s.keys = opts.URLKeys
+	default:
+		if s.keys, err = generatedURLKeys(base); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // NewArtifactFor returns the artifact of revision for obj, stored as
@@ -97,8 +123,8 @@ func (s *Storage) NewArtifactFor(kind string, obj metav1.Object, revision, fileN
 	return a
 }
 
-// SetArtifactURL recomputes the URL of a from its Path, as AdvAddr may differ from the run that
-// stored the artifact.
+// SetArtifactURL recomputes the URL of a from its Path, as AdvAddr or the signing key may differ
+// from the run that stored the artifact.
 func (s *Storage) SetArtifactURL(a *meta.Artifact) {
 	if a.Path == "" {
 		return
@@ -106,8 +132,19 @@ func (s *Storage) SetArtifactURL(a *meta.Artifact) {
 	a.URL = s.urlFor(a.Path)
 }
 
+// LinkURL is the URL of the link linkName next to the artifact (see Symlink).
+func (s *Storage) LinkURL(a meta.Artifact, linkName string) string {
+	return s.urlFor(path.Join(path.Dir(strings.TrimPrefix(path.Clean("/"+a.Path), "/")), linkName))
+}
+
+// urlFor is the URL of the file at p: signed (see signedurl.go) unless OpenArtifacts.
 func (s *Storage) urlFor(p string) string {
-	u := url.URL{Scheme: "http", Host: s.AdvAddr, Path: "/" + strings.TrimLeft(p, "/")}
+	rel := strings.TrimPrefix(path.Clean("/"+p), "/")
+	urlPath := "/" + rel
+	if s.keys != nil {
+		urlPath = s.keys.sign(rel)
+	}
+	u := url.URL{Scheme: "http", Host: s.AdvAddr, Path: urlPath}
 	return u.String()
 }
 
@@ -192,7 +229,7 @@ func (s *Storage) Symlink(a meta.Artifact, linkName string) (string, error) {
 		_ = os.Remove(tmp)
 		return "", fmt.Errorf("creating symlink: %w", err)
 	}
-	return s.urlFor(path.Join(path.Dir(strings.TrimPrefix(path.Clean("/"+a.Path), "/")), linkName)), nil
+	return s.LinkURL(a, linkName), nil
 }
 
 // RemoveAll deletes the directory of the object owning the artifact and returns it, or "" when

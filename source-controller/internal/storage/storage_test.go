@@ -47,7 +47,7 @@ func TestNew(t *testing.T) {
 
 func TestNewArtifactForAndURL(t *testing.T) {
 	g := NewWithT(t)
-	s := newTestStorage(t, Options{AdvAddr: "storage.local:9090"})
+	s := newTestStorage(t, Options{AdvAddr: "storage.local:9090", OpenArtifacts: true}) // signed: signedurl_test.go
 	a := s.NewArtifactFor("GitRepository", testObject("podinfo"), "main@sha1:1234", "1234.tar.gz")
 	g.Expect(a.Path).To(Equal("gitrepository/default/podinfo/1234.tar.gz"))
 	g.Expect(a.URL).To(Equal("http://storage.local:9090/gitrepository/default/podinfo/1234.tar.gz"))
@@ -57,7 +57,7 @@ func TestNewArtifactForAndURL(t *testing.T) {
 	g.Expect(s.LocalPath(a)).To(Equal(filepath.Join(s.BasePath, "gitrepository", "default", "podinfo", "1234.tar.gz")))
 
 	// The address changed between runs: the URL follows, the path does not.
-	s2 := newTestStorage(t, Options{BasePath: s.BasePath, AdvAddr: "other:80"})
+	s2 := newTestStorage(t, Options{BasePath: s.BasePath, AdvAddr: "other:80", OpenArtifacts: true})
 	s2.SetArtifactURL(&a)
 	g.Expect(a.URL).To(Equal("http://other:80/gitrepository/default/podinfo/1234.tar.gz"))
 }
@@ -109,7 +109,7 @@ func TestArtifactExist(t *testing.T) {
 
 func TestSymlink(t *testing.T) {
 	g := NewWithT(t)
-	s := newTestStorage(t, Options{AdvAddr: "sc:80"})
+	s := newTestStorage(t, Options{AdvAddr: "sc:80", OpenArtifacts: true})
 	a := s.NewArtifactFor("GitRepository", testObject("app"), "r1", "r1.tar.gz")
 	g.Expect(s.Copy(&a, strings.NewReader("one"))).To(Succeed())
 	url, err := s.Symlink(a, "latest.tar.gz")
