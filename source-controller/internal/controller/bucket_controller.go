@@ -104,7 +104,7 @@ func (r *BucketReconciler) reconcileArtifact(ctx context.Context, obj *sourcev1.
 	if err := r.Storage.Archive(&art, dir, nil); err != nil {
 		return r.storageFailed(obj, storageReason(err), fmt.Errorf("archiving the bucket's objects: %w", err))
 	}
-	url, err := r.storeArtifact(obj, art, "latest.tar.gz", sourcev1.NewArtifactReason,
+	url, err := r.storeArtifact(obj, art, latestLink, sourcev1.NewArtifactReason,
 		fmt.Sprintf("stored artifact with %d fetched files from '%s' bucket", len(ix), obj.Spec.BucketName))
 	if err != nil {
 		return err

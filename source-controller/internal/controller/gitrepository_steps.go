@@ -169,7 +169,7 @@ func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository,
 		}
 		return r.storageFailed(obj, reason, fmt.Errorf("archiving revision '%s': %w", commit.Revision, err))
 	}
-	if _, err := r.storeArtifact(obj, art, "latest.tar.gz", sourcev1.NewArtifactReason, fmt.Sprintf("stored artifact for commit '%s'", commit.Subject)); err != nil {
+	if _, err := r.storeArtifact(obj, art, latestLink, sourcev1.NewArtifactReason, fmt.Sprintf("stored artifact for commit '%s'", commit.Subject)); err != nil {
 		return err
 	}
 	observeContent(obj)

@@ -87,7 +87,10 @@ func (r *HelmChartReconciler) buildFromArtifactSource(ctx context.Context, obj *
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: packaging chart '%s' of revision '%s'", obj.Spec.Chart, srcArt.Revision)
 
 	srcDir := filepath.Join(tmp, "source")
-	if err := r.Fetcher.Fetch(ctx, srcArt.URL, srcArt.Digest, srcDir); err != nil {
+	// Signed now: the source's status may still carry a URL of a key that was rotated out.
+	fetched := *srcArt
+	r.signURL(src, &fetched)
+	if err := r.Fetcher.Fetch(ctx, fetched.URL, fetched.Digest, srcDir); err != nil {
 		return nil, false, r.fetchFailed(obj, sourcev1.SourceUnavailableReason, fmt.Errorf("fetching the artifact of %s: %w", name, err))
 	}
 	opts := r.chartOptions(obj)

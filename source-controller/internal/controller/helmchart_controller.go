@@ -133,7 +133,7 @@ func (r *HelmChartReconciler) storeChart(obj *sourcev1.HelmChart, res *chart.Res
 	obj.Status.ObservedChartName = res.Name
 	obj.Status.ObservedValuesFiles = res.ValuesFiles
 	reason, msg := chartReadyMessageFor(res.Packaged, res.Name, res.Version)
-	url, err := r.storeArtifact(obj, art, "latest.tar.gz", reason, msg)
+	url, err := r.storeArtifact(obj, art, latestLink, reason, msg)
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *sour
 	if err := r.Storage.Copy(&art, compact); err != nil {
 		return r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, fmt.Errorf("storing the index: %w", err))
 	}
-	link, err := r.storeArtifact(obj, art, "index.idx", sourcev1.NewArtifactReason,
+	link, err := r.storeArtifact(obj, art, indexLink, sourcev1.NewArtifactReason,
 		fmt.Sprintf("stored fetched index of %d charts and %d versions", stats.Charts, stats.Versions))
 	if err != nil {
 		return err

@@ -145,7 +145,7 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *so
 		return err
 	}
 	conditions.Delete(obj, sourcev1.FetchFailedCondition)
-	url, err := r.storeArtifact(obj, art, "latest.tar.gz", sourcev1.NewArtifactReason, fmt.Sprintf("stored artifact with revision '%s' from '%s'", revision, obj.Spec.URL))
+	url, err := r.storeArtifact(obj, art, latestLink, sourcev1.NewArtifactReason, fmt.Sprintf("stored artifact with revision '%s' from '%s'", revision, obj.Spec.URL))
 	if err != nil {
 		return err
 	}

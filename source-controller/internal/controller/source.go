@@ -121,7 +121,7 @@ func (r *SourceReconciler) reconcile(ctx context.Context, req ctrl.Request, obj 
 }
 
 // preamble handles what comes before the steps: deletion (artifacts removed, then the
-// finalizer), the finalizer, the reconcile request echo and suspension. done means the
+// finalizer), the finalizer, the reconcile request echo, the artifact URLs and suspension. done means the
 // reconcile ends here.
 func (r *SourceReconciler) preamble(ctx context.Context, obj source, kind string, suspended bool) (done bool, err error) {
 	if !obj.GetDeletionTimestamp().IsZero() {
@@ -131,6 +131,8 @@ func (r *SourceReconciler) preamble(ctx context.Context, obj source, kind string
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
 		obj.GetRequestStatus().SetLastHandledReconcileRequest(v)
 	}
+	// Suspended objects too: their URLs must outlive a rotated key.
+	r.signURLs(obj)
 	if suspended {
 		log.FromContext(ctx).Info("reconciliation is suspended for this object")
 		return true, nil
@@ -153,7 +155,7 @@ func (r *SourceReconciler) reconcileDelete(ctx context.Context, obj source, kind
 }
 
 // reconcileStorage checks that the stored artifact is still on disk and intact (else it is
-// rebuilt), refreshes its URL and collects old artifacts.
+// rebuilt) and collects old artifacts; preamble refreshed its URL.
 func (r *SourceReconciler) reconcileStorage(ctx context.Context, obj source) {
 	art := obj.GetArtifact()
 	if art == nil {
@@ -167,7 +169,6 @@ func (r *SourceReconciler) reconcileStorage(ctx context.Context, obj source) {
 		conditions.Delete(obj, sourcev1.ArtifactInStorageCondition)
 		return
 	}
-	r.Storage.SetArtifactURL(art)
 	if deleted, err := r.Storage.GarbageCollect(ctx, *art, 30*time.Second); err != nil {
 		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, sourcev1.GarbageCollectionFailedReason,
 			"garbage collection of old artifacts failed: %s", err)
