@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func TestSourceControllerServesArtifactsAcrossRestarts(t *testing.T) {
 	g.Eventually(func() any { a, _ := stored(); return a["revision"] }, time.Minute).Should(Equal("master@sha1:" + sha))
 	a, _ := stored()
 	url, digest := a["url"].(string), a["digest"].(string)
-	g.Expect(url).To(HavePrefix("http://" + c.StorageAddr + "/gitrepository/source-e2e/app/"))
+	g.Expect(url).To(MatchRegexp(`^http://`+c.StorageAddr+`/[A-Za-z0-9_-]{22}/gitrepository/source-e2e/app/`), "signed")
 
 	fetch := func() {
 		out := filepath.Join(t.TempDir(), "x")
@@ -93,16 +94,18 @@ func TestEveryReplicaServesArtifacts(t *testing.T) {
 		"spec":     map[string]any{"url": repo.HTTPURL(), "interval": "1h"},
 	}}
 	g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
-	var path, digest string
+	var url, digest string
 	g.Eventually(func() string {
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-		path, _, _ = unstructured.NestedString(obj.Object, "status", "artifact", "path")
+		url, _, _ = unstructured.NestedString(obj.Object, "status", "artifact", "url")
 		digest, _, _ = unstructured.NestedString(obj.Object, "status", "artifact", "digest")
 		rev, _, _ := unstructured.NestedString(obj.Object, "status", "artifact", "revision")
 		return rev
 	}, time.Minute).Should(Equal("master@sha1:" + sha))
 
+	// The URL the leader signed, from the standby: the key generated into the shared volume is
+	// the standby's too.
 	out := filepath.Join(t.TempDir(), "x")
-	g.Expect((&artifact.Fetcher{}).Fetch(ctx, "http://"+standby.StorageAddr+"/"+path, digest, out)).To(Succeed())
+	g.Expect((&artifact.Fetcher{}).Fetch(ctx, strings.Replace(url, leader.StorageAddr, standby.StorageAddr, 1), digest, out)).To(Succeed())
 	g.Expect(filepath.Join(out, "app.yaml")).To(BeAnExistingFile())
 }

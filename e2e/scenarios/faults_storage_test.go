@@ -106,7 +106,7 @@ func TestScenarioFaultStorageFull(t *testing.T) {
 	source := settled(g, gitRepositoryGVK, s.ns, "app", Equal("True|Succeeded|stored artifact for revision 'master@sha1:"+rev+"'"), nil)
 	artifactURL, digest := str(source, "status", "artifact", "url"), str(source, "status", "artifact", "digest")
 	g.Expect(artifactURL).To(HavePrefix("http://"+shard.StorageAddr+"/"), "served by the shard's source-controller")
-	stored := []string{"gitrepository/" + s.ns + "/app/" + rev + ".tar.gz", "gitrepository/" + s.ns + "/app/latest.tar.gz"}
+	stored := []string{".artifact-url-key", "gitrepository/" + s.ns + "/app/" + rev + ".tar.gz", "gitrepository/" + s.ns + "/app/latest.tar.gz"}
 	g.Expect(storageFiles(g, storage)).To(ConsistOf(stored))
 
 	// 512 KiB that no compression shrinks: the artifact does not fit.

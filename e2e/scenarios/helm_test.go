@@ -40,6 +40,7 @@ kind: ResourceSet
 metadata:
   name: podinfo
 spec:
+  serviceAccountName: applier
   inputs:
     - tenant: team1
       version: "5.2.x"
@@ -75,7 +76,7 @@ func TestScenarioHelm(t *testing.T) {
 	g.Expect(condition(chart, "ArtifactInStorage")).To(Equal("True|ChartPullSucceeded|pulled 'podinfo' chart with version '5.2.1'"))
 	g.Expect(str(chart, "status", "artifact", "revision")).To(Equal("5.2.1"))
 	g.Expect(str(chart, "status", "artifact", "path")).To(Equal("helmchart/helm/podinfo/podinfo-5.2.1.tgz"))
-	g.Expect(str(chart, "status", "url")).To(Equal(storage + "helmchart/helm/podinfo/latest.tar.gz"))
+	g.Expect(str(chart, "status", "url")).To(MatchRegexp(`^` + regexp.QuoteMeta(storage) + `[A-Za-z0-9_-]{22}/helmchart/helm/podinfo/latest\.tar\.gz$`))
 	g.Expect(str(chart, "status", "observedChartName")).To(Equal("podinfo"))
 	g.Expect(str(chart, "status", "observedSourceArtifactRevision")).To(Equal(str(mustObject(g, helmRepositoryGVK, s.ns, "podinfo"), "status", "artifact", "revision")))
 	got := httpGet(g, str(chart, "status", "artifact", "url"))
@@ -91,7 +92,7 @@ func TestScenarioHelm(t *testing.T) {
 	servers.Helm.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "5.3.0", AppVersion: "5.3.0"})
 	chart = settled(g, helmChartGVK, s.ns, "podinfo", Equal("True|ChartPullSucceeded|pulled 'podinfo' chart with version '5.3.0'"), artifactRevision("5.3.0"))
 	digest := str(chart, "status", "artifact", "digest")
-	latest := httpGet(g, storage+"helmchart/helm/podinfo/latest.tar.gz")
+	latest := httpGet(g, str(chart, "status", "url"))
 	g.Expect(latest.Status).To(Equal(200), "latest.tar.gz: %s", latest.Body)
 	g.Expect(latest.Digest).To(Equal(digest), "latest.tar.gz is the current artifact")
 
