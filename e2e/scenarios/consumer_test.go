@@ -140,7 +140,8 @@ func TestScenarioConsumerContract(t *testing.T) {
 	checkArtifact(s, curl, storage, helmRepo, "", revision)
 	g.Expect(str(helmRepo, "status", "artifact", "metadata", "etag")).To(Equal(`"` + strings.TrimPrefix(revision, "sha256:") + `"`))
 	g.Expect(str(helmRepo, "status", "artifact", "metadata", "last-modified")).NotTo(BeEmpty())
-	g.Expect(str(helmRepo, "status", "url")).To(Equal(storage + "helmrepository/consumer/charts/index.idx"))
+	indexURL := str(helmRepo, "status", "artifact", "url")
+	g.Expect(str(helmRepo, "status", "url")).To(Equal(indexURL[:strings.LastIndex(indexURL, "/")+1] + "index.idx"))
 
 	// OCIRepository: the layer's content, the manifest's annotations as metadata.
 	oci := mustObject(g, ociRepositoryGVK, s.ns, "manifests")
