@@ -16,10 +16,11 @@ import (
 // Network policies).
 const artifactsLabel = "source.toolkit.fluxcd.io/artifacts"
 
-// The artifact server has no authentication and its URLs are predictable, so deploy/default
-// serves artifacts to the pods of sluice-system and of the namespaces labelled
-// source.toolkit.fluxcd.io/artifacts=allow, and to no one else: not a tenant's namespace, not a
-// tenant's pod that carries the label itself. deploy/README.md says how to label flux-system.
+// Artifact URLs are signed capabilities; as defence in depth (a leaked URL, or
+// --insecure-open-artifacts), deploy/default serves artifacts to the pods of sluice-system and
+// of the namespaces labelled source.toolkit.fluxcd.io/artifacts=allow, and to no one else: not a
+// tenant's namespace, not a tenant's pod that carries the label itself. deploy/README.md says
+// how to label flux-system.
 func TestDeployServesArtifactsToTheControllersNamespaceAndLabelledNamespacesOnly(t *testing.T) {
 	g := NewWithT(t)
 	objects := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
