@@ -44,6 +44,13 @@ const (
 	VerificationFailedReason = "VerificationFailed"
 	// PushFailedReason: cloning, committing or pushing failed (Ready=False).
 	PushFailedReason = "PushFailed"
+	// MessageTemplateOverLimitReason: spec.git.messageTemplate went over one of its limits (the
+	// size of the message, loop iterations, template calls, the size of a value, the time it
+	// may run); nothing was committed (Ready=False, Stalled).
+	MessageTemplateOverLimitReason = "MessageTemplateOverLimit"
+	// InvalidMessageTemplateReason: spec.git.messageTemplate does not parse, fails, or gives an
+	// empty message; nothing was committed (Ready=False, Stalled).
+	InvalidMessageTemplateReason = "InvalidMessageTemplate"
 )
 
 // ApplySucceededReason is the event reason of an apply that created, configured or deleted objects.

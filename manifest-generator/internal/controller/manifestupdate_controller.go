@@ -144,6 +144,11 @@ func (r *ManifestUpdateReconciler) reconcile(ctx context.Context, obj *generator
 	if !open {
 		return ctrl.Result{}, nil
 	}
+	// The message first: a template that gives none fails before anything is read or cloned.
+	message, err := commitMessage(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, r.failed(obj, messageReason(err), err)
+	}
 	target, waitMsg, err := r.target(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, r.failed(obj, meta.ReconciliationFailedReason, err)
@@ -152,7 +157,7 @@ func (r *ManifestUpdateReconciler) reconcile(ctx context.Context, obj *generator
 		conditions.MarkFalse(obj, meta.ReadyCondition, generatorv1.DependencyNotReadyReason, "%s", waitMsg)
 		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
 	}
-	opts, cleanup, err := r.pushOptions(ctx, obj, target)
+	opts, cleanup, err := r.pushOptions(ctx, obj, target, message)
 	if err != nil {
 		return ctrl.Result{}, r.failed(obj, meta.ReconciliationFailedReason, err)
 	}

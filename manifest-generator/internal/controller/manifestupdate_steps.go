@@ -1,13 +1,11 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -112,15 +110,12 @@ func cleanTargetPath(p string) (string, error) {
 }
 
 // pushOptions are the gitwrite options of the update: credentials of the GitRepository's
-// secretRef, the signing key, the author and the message. cleanup removes the credential files.
-func (r *ManifestUpdateReconciler) pushOptions(ctx context.Context, obj *generatorv1.ManifestUpdate, t updateTarget) (gitwrite.Options, func(), error) {
+// secretRef, the signing key, the author and the message msg. cleanup removes the credential
+// files.
+func (r *ManifestUpdateReconciler) pushOptions(ctx context.Context, obj *generatorv1.ManifestUpdate, t updateTarget, msg string) (gitwrite.Options, func(), error) {
 	author := obj.GetAuthor()
-	opts := gitwrite.Options{URL: t.url, Branch: t.branch, BaseBranch: t.base, Author: gitwrite.Author{Name: author.Name, Email: author.Email}, Dir: r.Dir}
-	msg, err := commitMessage(obj)
-	if err != nil {
-		return opts, func() {}, reconcile.TerminalError(err)
-	}
-	opts.Message = msg
+	opts := gitwrite.Options{URL: t.url, Branch: t.branch, BaseBranch: t.base, Author: gitwrite.Author{Name: author.Name, Email: author.Email},
+		Dir: r.Dir, Message: msg}
 
 	u, err := url.Parse(t.url)
 	if err != nil {
@@ -170,23 +165,6 @@ func (r *ManifestUpdateReconciler) secretData(ctx context.Context, namespace, na
 		reader = r.Client
 	}
 	return secrets.Data(ctx, reader, namespace, name)
-}
-
-// commitMessage executes spec.git.messageTemplate (or the default) over the object.
-func commitMessage(obj *generatorv1.ManifestUpdate) (string, error) {
-	tmpl, err := template.New("message").Option("missingkey=error").Parse(obj.GetMessageTemplate())
-	if err != nil {
-		return "", fmt.Errorf("spec.git.messageTemplate: %w", err)
-	}
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, obj); err != nil {
-		return "", fmt.Errorf("spec.git.messageTemplate: %w", err)
-	}
-	msg := strings.TrimSpace(buf.String())
-	if msg == "" {
-		return "", fmt.Errorf("spec.git.messageTemplate gives an empty message")
-	}
-	return msg + "\n", nil
 }
 
 // requestSourceReconcile annotates the GitRepository with reconcile.fluxcd.io/requestedAt so
