@@ -33,6 +33,10 @@ const defaultMaxDownloadSize = 512 << 20
 // staging directory beside dir and renamed into place only when all of it verified and extracted,
 // so a refused artifact leaves nothing behind and never a half-written dir.
 func (f *Fetcher) Fetch(ctx context.Context, url, digest, dir string) error {
+	return redactURL(f.fetch(ctx, url, digest, dir), url)
+}
+
+func (f *Fetcher) fetch(ctx context.Context, url, digest, dir string) error {
 	tmp, err := os.CreateTemp("", "artifact-*.tar.gz")
 	if err != nil {
 		return err
@@ -40,7 +44,7 @@ func (f *Fetcher) Fetch(ctx context.Context, url, digest, dir string) error {
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 
-	if err := f.Download(ctx, url, digest, tmp); err != nil {
+	if err := f.download(ctx, url, digest, tmp); err != nil {
 		return err
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
@@ -68,6 +72,10 @@ func (f *Fetcher) Fetch(ctx context.Context, url, digest, dir string) error {
 
 // Download writes the artifact at url into w and verifies its digest and size.
 func (f *Fetcher) Download(ctx context.Context, url, digest string, w io.Writer) error {
+	return redactURL(f.download(ctx, url, digest, w), url)
+}
+
+func (f *Fetcher) download(ctx context.Context, url, digest string, w io.Writer) error {
 	want, err := ParseDigest(digest)
 	if err != nil {
 		return err
