@@ -137,16 +137,58 @@ func TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser(t *testing.T) {
 			"open.gate.fluxcd.io/requestedAt": now(), "open.gate.fluxcd.io/requestedBy": by("bob")})
 	}, 30*time.Second, 200*time.Millisecond).Should(MatchError(ContainSubstring("ValidatingAdmissionPolicy 'gate-requested-by'")))
 
-	// alice opens the gate with the plugin: in her own name, which the controller records.
-	out, err := alice.plugin("open", "release", "ship the fix", "-n", ns)
+	// alice opens the gate with the plugin, with a reason and a duration: in her own name, which
+	// the controller records.
+	out, err := alice.plugin("open", "release", "ship the fix", "--for", "30m", "-n", ns)
 	g.Expect(err).NotTo(HaveOccurred(), out)
-	g.Expect(out).To(ContainSubstring("open requested by alice"))
+	g.Expect(out).To(ContainSubstring("open requested by alice for 30m"))
 	lastRequestBy := func(g Gomega) string {
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(gate), gate)).To(Succeed())
 		by, _, _ := unstructured.NestedString(gate.Object, "status", "request", "requestedBy")
 		return by
 	}
 	g.Eventually(lastRequestBy, time.Minute).Should(Equal("alice"))
+	g.Expect(requestWindow(gate)).To(Equal(30 * time.Minute))
+
+	// Every annotation of a request is part of it: bob can neither plant a duration or a reason
+	// that alice's next request would inherit, nor change or remove those of her request, nor
+	// start a close request with a duration only. The API server says which annotation he
+	// changed, and alice's request stays as she wrote it.
+	for _, plant := range []struct {
+		key   string
+		value *string
+		by    string
+	}{
+		{"open.gate.fluxcd.io/duration", by("8760h"), "'alice'"},
+		{"open.gate.fluxcd.io/reason", by("approved by the CAB"), "'alice'"},
+		{"open.gate.fluxcd.io/reason", nil, "'alice'"},
+		{"open.gate.fluxcd.io/comment", by("anything"), "'alice'"},
+		{"close.gate.fluxcd.io/duration", by("8760h"), "missing"},
+	} {
+		err = bob.annotate(ns, "release", false, map[string]*string{plant.key: plant.value})
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: %v", plant.key, err)
+		verb := strings.Split(plant.key, ".")[0]
+		g.Expect(err.Error()).To(ContainSubstring(
+			"%s.gate.fluxcd.io/requestedBy must be 'bob', the user making this request, but it is %s: "+
+				"a gate is %s in one's own name, as `kubectl gate %s` does, and every %s.gate.fluxcd.io/ annotation "+
+				"is part of the request (this write changes %s); to withdraw a request, remove every %s.gate.fluxcd.io/ annotation",
+			verb, plant.by, map[string]string{"open": "opened", "close": "closed"}[verb], verb, verb, plant.key, verb))
+	}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(gate), gate)).To(Succeed())
+	g.Expect(gate.GetAnnotations()).To(And(
+		HaveKeyWithValue("open.gate.fluxcd.io/reason", "ship the fix"),
+		HaveKeyWithValue("open.gate.fluxcd.io/duration", "30m"),
+		Not(HaveKey("open.gate.fluxcd.io/comment")),
+		Not(HaveKey("close.gate.fluxcd.io/duration"))))
+	// Withdrawing a request whole is allowed (a dry run: alice's request stays).
+	g.Expect(bob.annotate(ns, "release", true, map[string]*string{
+		"open.gate.fluxcd.io/requestedAt": nil, "open.gate.fluxcd.io/requestedBy": nil,
+		"open.gate.fluxcd.io/reason": nil, "open.gate.fluxcd.io/duration": nil})).To(Succeed())
+	// Removing only the user's name is not: the rest would be anyone's.
+	err = bob.annotate(ns, "release", false, map[string]*string{
+		"open.gate.fluxcd.io/requestedAt": nil, "open.gate.fluxcd.io/requestedBy": nil})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring("open.gate.fluxcd.io/requestedBy must be 'bob', the user making this request, but it is missing"))
 
 	// alice cannot open it in bob's name: the API server refuses, says why, and keeps her request.
 	err = alice.annotate(ns, "release", false, map[string]*string{
@@ -178,11 +220,13 @@ func TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser(t *testing.T) {
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
 	g.Expect(err.Error()).To(ContainSubstring("open.gate.fluxcd.io/requestedBy must be 'alice', the user making this request, but it is missing"))
 
-	// bob closes the gate with the plugin, in his name.
-	out, err = bob.plugin("close", "release", "incident", "-n", ns)
+	// bob closes the gate with the plugin, in his name, for an hour.
+	out, err = bob.plugin("close", "release", "incident", "--for", "1h", "-n", ns)
 	g.Expect(err).NotTo(HaveOccurred(), out)
-	g.Expect(out).To(ContainSubstring("close requested by bob"))
+	g.Expect(out).To(ContainSubstring("close requested by bob for 1h"))
 	g.Eventually(lastRequestBy, time.Minute).Should(Equal("bob"))
+	g.Expect(gate.GetAnnotations()).To(And(
+		HaveKeyWithValue("close.gate.fluxcd.io/reason", "incident"), HaveKeyWithValue("close.gate.fluxcd.io/duration", "1h")))
 
 	// Writes that leave the requests as they are pass, whoever makes them: alice changes the
 	// spec of the gate that carries bob's request.
@@ -240,4 +284,17 @@ func TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser(t *testing.T) {
 	g.Expect(reason).To(Equal("receiver/release-token: pipeline 42"))
 
 	g.Expect(forbiddenLines(t, controller)).To(BeEmpty())
+}
+
+// requestWindow is how long the gate's request in force lasts: from status.requestedAt to
+// status.resetToDefaultAt.
+func requestWindow(gate *unstructured.Unstructured) time.Duration {
+	at, _, _ := unstructured.NestedString(gate.Object, "status", "requestedAt")
+	end, _, _ := unstructured.NestedString(gate.Object, "status", "resetToDefaultAt")
+	from, err1 := time.Parse(time.RFC3339, at)
+	to, err2 := time.Parse(time.RFC3339, end)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return to.Sub(from)
 }
