@@ -20,6 +20,7 @@ var commonFlags = []string{
 	"--metrics-addr", "--health-addr", "--enable-leader-election", "--concurrent", "--requeue-dependency",
 	"--log-level", "--log-encoding", "--watch-all-namespaces", "--watch-label-selector", "--kube-api-qps",
 	"--kube-api-burst", "--interval-jitter-percentage", "--min-retry-delay", "--max-retry-delay", "--kubeconfig",
+	"--enable-pprof",
 }
 
 func controllerHelp(t *testing.T, name string) string {
@@ -76,10 +77,27 @@ func TestControllersServeProbesAndMetricsAndStopOnSIGTERM(t *testing.T) {
 
 			g.Expect(get(t, "http://"+c.HealthAddr+"/healthz")).To(Equal("ok"))
 			g.Expect(get(t, "http://"+c.MetricsAddr+"/metrics")).To(ContainSubstring("go_goroutines"))
-			// Go's profiles, on the metrics port as in Flux's controllers.
-			g.Expect(get(t, "http://"+c.MetricsAddr+"/debug/pprof/")).To(ContainSubstring("heap"))
+			// Go's profiles are not served unless asked for (--enable-pprof).
+			g.Expect(statusOf(t, "http://"+c.MetricsAddr+"/debug/pprof/")).To(Equal(http.StatusNotFound))
 
 			g.Expect(c.Stop(30*time.Second)).To(Succeed(), "a clean exit on SIGTERM")
+		})
+	}
+}
+
+// With --enable-pprof, every controller serves Go's profiles on its metrics port, as Flux's
+// controllers do.
+func TestControllersServePprofWithTheFlag(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	NewWithT(t).Expect(env.WriteKubeconfig(kubeconfig)).To(Succeed())
+	for _, name := range harness.Controllers {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := startController(t, name, kubeconfig, t.TempDir(), "--enable-pprof")
+			// Ready does not wait for the metrics server.
+			g.Eventually(func() int { return statusOf(t, "http://"+c.MetricsAddr+"/debug/pprof/") }, 30*time.Second).Should(Equal(http.StatusOK))
+			g.Expect(get(t, "http://"+c.MetricsAddr+"/debug/pprof/")).To(ContainSubstring("heap"))
+			g.Expect(get(t, "http://"+c.MetricsAddr+"/metrics")).To(ContainSubstring("go_goroutines"))
 		})
 	}
 }
@@ -89,6 +107,18 @@ func TestControllerRefusesABadFlagValue(t *testing.T) {
 	out, err := exec.Command(filepath.Join(binDir, "gating-controller"), "--watch-label-selector=a in (", "--kubeconfig=/nonexistent").CombinedOutput()
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(string(out)).To(ContainSubstring("--watch-label-selector"))
+}
+
+// statusOf is the status code of a GET of url; 0 when nothing answers.
+func statusOf(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }
 
 func get(t *testing.T, url string) string {

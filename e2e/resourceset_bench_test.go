@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,7 +18,7 @@ import (
 	"github.com/sluice-gitops/sluice/e2e/harness"
 )
 
-// BenchmarkResourceSetProcess runs the resourceset-controller binary with its default flags
+// BenchmarkResourceSetProcess runs the resourceset-controller binary with the flags of deploy/
 // (bin/, `make build`), as a process of its own, and applies one ResourceSet of N inputs × 5
 // ConfigMaps. It reports the time from creation to Ready, the time of a no-op reconcile, and the
 // controller process's peak RSS and CPU time (from /proc).
@@ -79,6 +80,7 @@ metadata:
   name: %s
   namespace: %s
 spec:
+  serviceAccountName: applier
   inputs:
 %s  resources:
 %s`, name, ns, inputs.String(), resources.String())
@@ -108,10 +110,26 @@ func waitResourceSetReady(b testing.TB, rs *unstructured.Unstructured, request s
 	}, 5*time.Minute, 20*time.Millisecond).Should(BeTrue())
 }
 
+// newBenchNamespace creates a namespace with the account its ResourceSets apply as: the
+// controller runs with --default-service-account=default, as deploy/ does, so a ResourceSet
+// names an account allowed its ConfigMaps.
 func newBenchNamespace(b testing.TB) string {
 	b.Helper()
+	g := NewWithT(b)
+	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-"}}
-	NewWithT(b).Expect(env.Client.Create(context.Background(), ns)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "applier"}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "applier"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
+			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
+	})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "applier"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "applier"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "applier", Namespace: ns.Name}},
+	})).To(Succeed())
 	return ns.Name
 }
 

@@ -70,13 +70,20 @@ func TestSandboxRunsTheSystemUntilInterrupted(t *testing.T) {
 	}
 	g.Expect(kubectl("get", "crd", "gates.gating.toolkit.fluxcd.io", "-o", "name")).To(
 		Equal("customresourcedefinition.apiextensions.k8s.io/gates.gating.toolkit.fluxcd.io\n"))
+	// The Gate admission policy of deploy/ is installed.
+	g.Expect(kubectl("get", "validatingadmissionpolicy,validatingadmissionpolicybinding", "-o", "name")).To(And(
+		ContainSubstring("validatingadmissionpolicy.admissionregistration.k8s.io/gate-requested-by\n"),
+		ContainSubstring("validatingadmissionpolicybinding.admissionregistration.k8s.io/gate-requested-by\n")))
 
 	// The demo of deploy/examples is Ready: the repository fetched (over Christmas the demo's
 	// change freeze holds it until bypass-signoff is opened), generated and applied, the chart
 	// packaged, the tenants created.
 	if now := time.Now().UTC(); now.Month() == time.December && now.Day() == 25 {
-		kubectl("annotate", "-n", "sluice-demo", "gate", "bypass-signoff", "--overwrite",
-			"open.gate.fluxcd.io/requestedAt="+now.Format(time.RFC3339))
+		// In the user's name, as the admission policy of the sandbox wants it.
+		open := exec.Command(filepath.Join(binDir, "kubectl-gate"), "open", "bypass-signoff", "Christmas", "-n", "sluice-demo")
+		open.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := open.CombinedOutput()
+		g.Expect(err).NotTo(HaveOccurred(), string(out))
 	}
 	demo := []string{"gitrepository/demo", "manifestgeneration/staging", "manifestgeneration/production",
 		"helmchart/podinfo", "resourceset/tenants", "gate/change-freeze", "gate/bypass-signoff", "gatekeeper/change-freeze-gatekeeper"}
@@ -84,6 +91,29 @@ func TestSandboxRunsTheSystemUntilInterrupted(t *testing.T) {
 	g.Expect(kubectl("get", "-n", "sluice-demo", "deployments", "-o", "jsonpath={range .items[*]}{.metadata.name}={.spec.replicas} {end}")).To(
 		Equal("production-podinfo=3 staging-podinfo=1 "))
 	g.Expect(kubectl("get", "configmap", "tenant", "-n", "team2", "-o", "jsonpath={.data.replicas}")).To(Equal("2"))
+	// A ResourceSet of the demo's namespace that names no account applies as its namespace's
+	// "default" ServiceAccount (--default-service-account=default, as deploy/), which has no
+	// rights, and which the sandbox does not even create: nothing is applied.
+	locked := filepath.Join(dir, "no-account.yaml")
+	g.Expect(os.WriteFile(locked, []byte(`apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: no-account
+  namespace: sluice-demo
+spec:
+  resources:
+    - apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: no-account
+        namespace: sluice-demo
+`), 0o644)).To(Succeed())
+	kubectl("apply", "-f", locked)
+	g.Eventually(func() string {
+		return kubectl("get", "-n", "sluice-demo", "resourceset", "no-account", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].message}`)
+	}, time.Minute, 500*time.Millisecond).Should(Equal("ServiceAccount 'sluice-demo/default' does not exist: create it or set spec.serviceAccountName"))
+	_, err = exec.Command(filepath.Join(binDir, "kubectl"), "--kubeconfig", kubeconfig, "get", "configmap", "-n", "sluice-demo", "no-account").CombinedOutput()
+	g.Expect(err).To(HaveOccurred(), "nothing applied")
 	gitURL, err := os.ReadFile(filepath.Join(state, "git-url"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(printed.String()).To(ContainSubstring("git clone " + strings.TrimSpace(string(gitURL))))

@@ -56,7 +56,8 @@ type process struct {
 // StartController runs bin/<name> against the cluster of kubeconfig on free loopback ports, with
 // its logs in dir/<name>.log (and, for the source-controller, its artifacts in dir/storage; for
 // the manifest-generator, its checkouts in dir/generator).
-// extraArgs are appended to the common flags.
+// extraArgs are appended to the common flags and to the controller's DefaultArgs (deploy/'s
+// secure defaults), so they may override them.
 func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) (*Controller, error) {
 	bin := filepath.Join(binDir, name)
 	if _, err := os.Stat(bin); err != nil {
@@ -87,6 +88,7 @@ func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) 
 			"--generator-path=" + filepath.Dir(bin) + ":/usr/local/bin:/usr/bin:/bin",
 		}, extraArgs...)
 	}
+	extraArgs = append(append([]string(nil), DefaultArgs[name]...), extraArgs...)
 	c.bin = bin
 	c.args = append([]string{
 		"--kubeconfig=" + kubeconfig,

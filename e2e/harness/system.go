@@ -39,9 +39,11 @@ type SystemOptions struct {
 	Env testenv.Options
 }
 
-// StartSystem starts the control plane (CRDs of deploy/crds installed) with a
-// kube-controller-manager, writes an admin kubeconfig into stateDir, and starts every controller
-// binary of binDir with its log and storage in stateDir, waiting until each answers /readyz.
+// StartSystem starts the control plane (CRDs of deploy/crds and the Gate admission policy of
+// deploy/gating-controller installed) with a kube-controller-manager, writes an admin kubeconfig
+// into stateDir, and starts every controller binary of binDir with its log and storage in
+// stateDir and the flags of deploy/ that matter (DefaultArgs), waiting until each answers
+// /readyz.
 func StartSystem(ctx context.Context, binDir, stateDir string) (*System, error) {
 	return StartSystemWith(ctx, binDir, stateDir, SystemOptions{})
 }
@@ -57,6 +59,10 @@ func StartSystemWith(ctx context.Context, binDir, stateDir string, opts SystemOp
 	}
 	s := &System{Env: env, Kubeconfig: filepath.Join(stateDir, "kubeconfig"), stateDir: stateDir}
 	if err := env.WriteKubeconfig(s.Kubeconfig); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	if err := InstallGatePolicy(ctx, env.Client, env.Root); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}
