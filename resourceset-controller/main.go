@@ -23,14 +23,16 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/controller"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 
 const controllerName = controller.ControllerName
 
 func main() {
 	var (
-		opts             bootstrap.Options
-		applyConcurrency int
+		opts                       bootstrap.Options
+		applyConcurrency           int
+		serviceCIDRs, allowedCIDRs []string
 	)
 	opts.BindFlags(pflag.CommandLine, true)
 	// Unmet dependencies are checked again every five seconds (docs/resourceset.md).
@@ -38,7 +40,16 @@ func main() {
 	requeue.DefValue = "5s"
 	bootstrap.Exit(requeue.Value.Set("5s"), "default of --requeue-dependency")
 	pflag.IntVar(&applyConcurrency, "apply-concurrency", apply.DefaultConcurrency, "The number of objects of one ResourceSet dry-run and applied at once.")
+	pflag.StringSliceVar(&serviceCIDRs, inputs.ServiceCIDRFlag, nil,
+		"The cluster's Service ranges (CIDRs, repeatable or comma-separated), which ExternalService input providers may not reach; empty when unknown.")
+	pflag.StringSliceVar(&allowedCIDRs, inputs.AllowedCIDRsFlag, nil,
+		"Ranges (CIDRs or addresses, repeatable or comma-separated) ExternalService input providers may reach although they are loopback, link-local, unspecified or in --service-cidr, e.g. 10.96.12.0/24 for an in-cluster inputs service; 0.0.0.0/0,::/0 allows every address.")
 	pflag.Parse()
+	serviceRanges, err := inputs.ParseCIDRs(serviceCIDRs)
+	bootstrap.Exit(err, "--"+inputs.ServiceCIDRFlag)
+	allowedRanges, err := inputs.ParseCIDRs(allowedCIDRs)
+	bootstrap.Exit(err, "--"+inputs.AllowedCIDRsFlag)
+	addresses := &inputs.AddressPolicy{ServiceCIDRs: serviceRanges, Allowed: allowedRanges}
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -63,6 +74,7 @@ func main() {
 	bootstrap.Exit(rset.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ResourceSet controller")
 	provider := &controller.ResourceSetInputProviderReconciler{
 		Client: mgr.GetClient(), EventRecorder: recorder, ControllerName: controllerName, Metrics: &readiness,
+		Addresses: addresses,
 	}
 	bootstrap.Exit(provider.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()),
 		"setting up the ResourceSetInputProvider controller")

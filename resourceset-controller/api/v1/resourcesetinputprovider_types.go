@@ -31,7 +31,9 @@ type ResourceSetInputProviderSpec struct {
 	Type string `json:"type"`
 
 	// URL of the source: an `oci://` repository for OCIArtifactTag, an `https://` address for
-	// ExternalService; empty for Static.
+	// ExternalService; empty for Static. An ExternalService may not reach loopback, link-local or
+	// unspecified addresses, nor the cluster's Service range, unless the controller's
+	// --external-service-allowed-cidrs allows them.
 	// +kubebuilder:validation:MaxLength=2048
 	// +optional
 	URL string `json:"url,omitempty"`

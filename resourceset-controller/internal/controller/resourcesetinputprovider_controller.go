@@ -40,6 +40,10 @@ type ResourceSetInputProviderReconciler struct {
 	ControllerName string
 	// Metrics records the gotk_reconcile_condition gauges; nil records none.
 	Metrics *runtimectrl.Metrics
+	// Addresses are those an ExternalService may connect to (--service-cidr,
+	// --external-service-allowed-cidrs); nil is the default policy: no loopback, link-local or
+	// unspecified address.
+	Addresses *inputs.AddressPolicy
 
 	// secrets reads the Secrets of secretRef and certSecretRef straight from the API server (set
 	// by SetupWithManager; the embedded Client when nil): no Secret cache, and a replaced Secret is
@@ -202,7 +206,7 @@ func (r *ResourceSetInputProviderReconciler) ociArtifactTags(ctx context.Context
 		}
 		// For a registry, plain HTTP is decided by the reference (spec.insecure becomes
 		// name.Insecure in inputs.OCIArtifactTags), so the transport does not refuse it here.
-		httpClient, err := inputs.HTTPClient(caPEM, true, 0)
+		httpClient, err := inputs.HTTPClient(caPEM, true, 0, nil)
 		if err != nil {
 			return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, obj.Spec.CertSecretRef.Name, err)
 		}
@@ -252,8 +256,8 @@ func dockerConfigHost(key string) string {
 }
 
 // externalService GETs spec.url with the token or basic credentials of spec.secretRef and the CA
-// of spec.certSecretRef (http:// only with spec.insecure), and keeps the first spec.filter.limit
-// inputs of the answer when a filter is given.
+// of spec.certSecretRef (http:// only with spec.insecure), from the addresses r.Addresses allows,
+// and keeps the first spec.filter.limit inputs of the answer when a filter is given.
 func (r *ResourceSetInputProviderReconciler) externalService(ctx context.Context, obj *rsv1.ResourceSetInputProvider) ([]map[string]any, error) {
 	var auth inputs.Auth
 	if ref := obj.Spec.SecretRef; ref != nil {
@@ -273,7 +277,11 @@ func (r *ResourceSetInputProviderReconciler) externalService(ctx context.Context
 			return nil, err
 		}
 	}
-	httpClient, err := inputs.HTTPClient(caPEM, obj.Spec.Insecure, 0)
+	addresses := r.Addresses
+	if addresses == nil {
+		addresses = &inputs.AddressPolicy{}
+	}
+	httpClient, err := inputs.HTTPClient(caPEM, obj.Spec.Insecure, 0, addresses)
 	if err != nil {
 		return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, obj.Spec.CertSecretRef.Name, err)
 	}

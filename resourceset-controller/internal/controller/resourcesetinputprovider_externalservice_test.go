@@ -134,7 +134,7 @@ func TestInputProviderExternalServiceBearerToken(t *testing.T) {
 	// Garbage: the same.
 	svc.answer(http.StatusOK, `{"inputs": [{"id": "team1"}, {"id": "team1"}]}`)
 	poke(t, obj)
-	g.Expect(rsipFailed(t, key)).To(ContainSubstring(`inputs 0 and 1 have the same id "team1": ids must be unique`))
+	g.Expect(rsipFailed(t, key)).To(ContainSubstring(`inputs 0 and 1 have the same id: ids must be unique`))
 	svc.answer(http.StatusOK, `<html>maintenance</html>`)
 	poke(t, obj)
 	g.Expect(rsipFailed(t, key)).To(ContainSubstring("is not a JSON object"))

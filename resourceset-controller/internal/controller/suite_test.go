@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -35,6 +36,7 @@ import (
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 
 // controllerNamespace is the namespace the controller runs in: the --default-service-account
@@ -111,6 +113,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	}
 	provider := &ResourceSetInputProviderReconciler{
 		Client: mgr.GetClient(), EventRecorder: recorder, ControllerName: ControllerName, Metrics: &readiness,
+		Addresses: testAddresses,
 	}
 	if err := provider.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
@@ -118,6 +121,11 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	go func() { _ = mgr.Start(ctx) }()
 	return nil
 }
+
+// testAddresses are --external-service-allowed-cidrs=127.0.0.1/32: the tests' inputs services
+// listen on 127.0.0.1, which ExternalService providers are refused by default; the other
+// loopback addresses stay refused, as every loopback address is by default.
+var testAddresses = &inputs.AddressPolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 
 var nsCount atomic.Int64
 

@@ -84,9 +84,10 @@ func (e *InvalidURLError) Error() string {
 }
 
 // IsTerminal reports whether err is an error of the provider's spec that no retry can fix: an
-// *InvalidFilterError or an *InvalidURLError, also wrapped.
+// *InvalidFilterError, an *InvalidURLError or a *RefusedAddressError, also wrapped.
 func IsTerminal(err error) bool {
 	var f *InvalidFilterError
 	var u *InvalidURLError
-	return errors.As(err, &f) || errors.As(err, &u)
+	var a *RefusedAddressError
+	return errors.As(err, &f) || errors.As(err, &u) || errors.As(err, &a)
 }

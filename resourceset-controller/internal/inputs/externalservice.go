@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	neturl "net/url"
-	"strconv"
 )
 
 // DefaultMaxResponseBytes caps the body of an ExternalService response when no cap is given.
@@ -25,16 +24,19 @@ type Auth struct {
 // `{"inputs": [{"id": "...", ...}, ...]}` where every input is an object with a non-empty string
 // id, unique within the response. A body over maxBytes (DefaultMaxResponseBytes when not
 // positive) is refused rather than truncated. client is built by HTTPClient; nil means
-// HTTPClient(nil, false, 0): HTTPS only, bounded by ctx alone.
+// HTTPClient(nil, false, 0, &AddressPolicy{}): HTTPS only, to the addresses an AddressPolicy
+// allows by default, bounded by ctx alone.
 //
-// Errors name the status, the input index or the duplicate id, never the credentials.
+// Errors name the status, the input index, or what kind of failure it was, never the
+// credentials nor anything the service sent (fetchError): the URL is a tenant's, the answer may
+// come from a service the tenant could not read otherwise.
 func ExternalService(ctx context.Context, url string, client *http.Client, auth Auth, maxBytes int64) ([]map[string]any, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxResponseBytes
 	}
 	if client == nil {
 		var err error
-		if client, err = HTTPClient(nil, false, 0); err != nil {
+		if client, err = HTTPClient(nil, false, 0, &AddressPolicy{}); err != nil {
 			return nil, err
 		}
 	}
@@ -54,10 +56,9 @@ func ExternalService(ctx context.Context, url string, client *http.Client, auth 
 		req.SetBasicAuth(auth.Username, auth.Password)
 	}
 
-	// The client's errors carry the URL without its password (net/http strips it).
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, fetchError(u, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -68,7 +69,7 @@ func ExternalService(ctx context.Context, url string, client *http.Client, auth 
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: reading the response: %w", u.Redacted(), err)
+		return nil, fetchError(u, fmt.Errorf("reading the response: %w", err))
 	}
 	if int64(len(body)) > maxBytes {
 		return nil, fmt.Errorf("GET %s: response larger than %d bytes", u.Redacted(), maxBytes)
@@ -85,9 +86,10 @@ func parseServiceResponse(body []byte) ([]map[string]any, error) {
 	var doc struct {
 		Inputs *[]json.RawMessage `json:"inputs"`
 	}
+	// The decoders' errors are not quoted: they show bytes of the response.
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf(`the response is not a JSON object {"inputs": [...]}: %w`, err)
+	if dec.Decode(&doc) != nil {
+		return nil, errors.New(`the response is not a JSON object {"inputs": [...]}`)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("unexpected data after the JSON response")
@@ -101,7 +103,7 @@ func parseServiceResponse(body []byte) ([]map[string]any, error) {
 	for i, raw := range *doc.Inputs {
 		v, err := decodeJSON(raw)
 		if err != nil {
-			return nil, fmt.Errorf("input %d: %w", i, err)
+			return nil, fmt.Errorf("input %d holds a number out of range", i)
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -112,7 +114,7 @@ func parseServiceResponse(body []byte) ([]map[string]any, error) {
 			return nil, fmt.Errorf("input %d has no %q: every input needs a non-empty string id", i, IDKey)
 		}
 		if j, dup := seen[id]; dup {
-			return nil, fmt.Errorf("inputs %d and %d have the same id %s: ids must be unique", j, i, strconv.Quote(id))
+			return nil, fmt.Errorf("inputs %d and %d have the same id: ids must be unique", j, i)
 		}
 		seen[id] = i
 		out = append(out, m)

@@ -2,13 +2,15 @@ package inputs
 
 import (
 	"reflect"
+	"regexp"
 	"testing"
 )
 
 // FuzzExternalServiceResponse decodes fuzzed bodies of an ExternalService response. Accepted
 // inputs each have a non-empty string id, unique in the response, hold only the value types
 // templates and unstructured objects take (whole numbers as int64), and survive the round
-// trip through the API's JSON values (status.exportedInputs) unchanged.
+// trip through the API's JSON values (status.exportedInputs) unchanged. A refused body gets
+// one of a few fixed messages, which quote nothing of it.
 func FuzzExternalServiceResponse(f *testing.F) {
 	for _, s := range []string{
 		`{"inputs": [
@@ -38,6 +40,9 @@ func FuzzExternalServiceResponse(f *testing.F) {
 		}
 		inputs, err := parseServiceResponse(body)
 		if err != nil {
+			if !responseErrors.MatchString(err.Error()) {
+				t.Fatalf("an error that is not one of the fixed messages: %q", err)
+			}
 			return
 		}
 		seen := map[string]bool{}
@@ -62,6 +67,11 @@ func FuzzExternalServiceResponse(f *testing.F) {
 		}
 	})
 }
+
+// responseErrors are the messages of a refused response: only numbers vary.
+var responseErrors = regexp.MustCompile(`^(the response is not a JSON object \{"inputs": \[\.\.\.\]\}|unexpected data after the JSON response|` +
+	`the response has no "inputs" list|input \d+ holds a number out of range|input \d+ is not a JSON object|` +
+	`input \d+ has no "id": every input needs a non-empty string id|inputs \d+ and \d+ have the same id: ids must be unique)$`)
 
 // checkInputValue fails on a value of a type inputs must not hold.
 func checkInputValue(t *testing.T, v any) {

@@ -4,7 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
+	"net"
 	"net/http"
 	"time"
 )
@@ -13,8 +13,10 @@ import (
 // is trusted in addition to the system's roots; TLS is 1.2 or newer. Without insecure the client
 // refuses plain http:// requests, redirects included, so a credential never leaves in clear
 // text; insecure allows them (spec.insecure), it never disables certificate checks. timeout
-// bounds each request, none when zero.
-func HTTPClient(caPEM []byte, insecure bool, timeout time.Duration) (*http.Client, error) {
+// bounds each request, none when zero. addresses refuses, at each connection, the addresses it
+// does not allow; nil checks none (for the registries of OCIArtifactTag, which go through their
+// own client). Through a proxy (HTTPS_PROXY), the proxy's address is the one checked.
+func HTTPClient(caPEM []byte, insecure bool, timeout time.Duration, addresses *AddressPolicy) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	if len(caPEM) > 0 {
@@ -27,12 +29,20 @@ func HTTPClient(caPEM []byte, insecure bool, timeout time.Duration) (*http.Clien
 		}
 		tr.TLSClientConfig.RootCAs = pool
 	}
+	if addresses != nil {
+		// http.DefaultTransport's dialer, with the check.
+		dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: addresses.control}
+		tr.DialContext = dialer.DialContext
+	}
 	var rt http.RoundTripper = tr
 	if !insecure {
 		rt = httpsOnly{tr}
 	}
 	return &http.Client{Transport: rt, Timeout: timeout}, nil
 }
+
+// errPlainHTTP is the error of a request httpsOnly refuses.
+var errPlainHTTP = errors.New("refusing plain http:// without spec.insecure")
 
 // httpsOnly refuses requests that are not HTTPS.
 type httpsOnly struct{ next http.RoundTripper }
@@ -42,7 +52,7 @@ func (h httpsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, fmt.Errorf("refusing plain %s:// without spec.insecure", req.URL.Scheme)
+		return nil, errPlainHTTP
 	}
 	return h.next.RoundTrip(req)
 }
