@@ -50,6 +50,7 @@ kind: ManifestGeneration
 metadata:
   name: apps
 spec:
+  serviceAccountName: applier
   sourceRef:
     kind: GitRepository
     name: fleet

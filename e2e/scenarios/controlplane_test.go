@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +19,7 @@ kind: ResourceSet
 metadata:
   name: teams
 spec:
+  serviceAccountName: applier
   inputs:
     - team: one
     - team: two
@@ -54,6 +56,9 @@ func TestScenarioControlPlaneFinishesDeletions(t *testing.T) {
 	for _, team := range []string{"one", "two"} {
 		s.watchNamespace("controlplane-" + team)
 	}
+	// The account of the ResourceSet makes the teams' namespaces and what goes in them.
+	s.clusterRole("teams", true, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces", "configmaps"},
+		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}})
 	rset := s.create(teamsSet)[0]
 	settled(g, resourceSetGVK, s.ns, "teams", HavePrefix("True|ReconciliationSucceeded|"), inventoryOf(entries("one", "two")))
 	// An object the ResourceSet does not manage: the namespace controller deletes it with its

@@ -20,6 +20,7 @@ kind: ResourceSet
 metadata:
   name: big
 spec:
+  serviceAccountName: applier
   resources:
     - apiVersion: v1
       kind: ConfigMap

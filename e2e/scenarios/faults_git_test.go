@@ -26,6 +26,7 @@ kind: ManifestGeneration
 metadata:
   name: apps
 spec:
+  serviceAccountName: applier
   sourceRef:
     kind: GitRepository
     name: app

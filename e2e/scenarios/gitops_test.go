@@ -81,6 +81,7 @@ kind: ManifestGeneration
 metadata:
   name: staging
 spec:
+  serviceAccountName: applier
   sourceRef:
     kind: GitRepository
     name: fleet
@@ -93,6 +94,7 @@ kind: ManifestGeneration
 metadata:
   name: production
 spec:
+  serviceAccountName: applier
   sourceRef:
     kind: GitRepository
     name: fleet

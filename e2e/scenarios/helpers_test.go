@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -79,13 +80,58 @@ func newScenario(t *testing.T, ns string) *scenario {
 	return s
 }
 
-// namespace creates another namespace of the scenario.
+// namespace creates another namespace of the scenario, with its applier account.
 func (s *scenario) namespace(name string) string {
 	s.t.Helper()
 	s.namespaces = append(s.namespaces, name)
 	err := k8s().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	s.g.Expect(err).NotTo(HaveOccurred())
+	s.applier(name)
 	return name
+}
+
+// applierAccount is the ServiceAccount that the ResourceSets and ManifestGenerations of a
+// scenario name (spec.serviceAccountName). The system runs the resourceset-controller and the
+// manifest-generator with --default-service-account=default, as deploy/ does: an object outside
+// their own namespace that names no account applies as its namespace's "default" account, which
+// may do nothing, so a scenario's objects name the account deploy/examples/accounts.yaml would
+// give them.
+const applierAccount = "applier"
+
+// applier creates the applier account of namespace ns, which may do anything in ns and nothing
+// elsewhere (a tenant's namespace admin); a scenario's clusterRole gives it more.
+func (s *scenario) applier(ns string) {
+	s.t.Helper()
+	ctx := context.Background()
+	all := []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}
+	s.g.Expect(k8s().Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: applierAccount}})).To(Succeed())
+	s.g.Expect(k8s().Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: applierAccount}, Rules: all})).To(Succeed())
+	s.g.Expect(k8s().Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: applierAccount},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: applierAccount},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: applierAccount, Namespace: ns}},
+	})).To(Succeed())
+}
+
+// clusterRole creates a ClusterRole of the scenario, named "scenario-<ns>-<name>", with rules,
+// and returns its name; bound (a ClusterRoleBinding) to the applier account of the scenario's
+// namespace when bound. Like the scenario's namespaces, they stay until the system stops: the
+// finalizers of the scenario's objects, which outlive it, still act as the account.
+func (s *scenario) clusterRole(name string, bound bool, rules ...rbacv1.PolicyRule) string {
+	s.t.Helper()
+	ctx := context.Background()
+	full := "scenario-" + s.ns + "-" + name
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: full}, Rules: rules}
+	s.g.Expect(k8s().Create(ctx, role)).To(Succeed())
+	if bound {
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: full},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: full},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: applierAccount, Namespace: s.ns}},
+		}
+		s.g.Expect(k8s().Create(ctx, binding)).To(Succeed())
+	}
+	return full
 }
 
 // watchNamespace adds a namespace made by the system (a tenant's) to the ones reported on

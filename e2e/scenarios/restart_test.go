@@ -40,6 +40,7 @@ kind: ManifestGeneration
 metadata:
   name: apps
 spec:
+  serviceAccountName: applier
   sourceRef:
     kind: GitRepository
     name: app
@@ -72,6 +73,7 @@ kind: ResourceSet
 metadata:
   name: tenants
 spec:
+  serviceAccountName: applier
   inputs:
     - tenant: team1
     - tenant: team2

@@ -8,19 +8,22 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// tenantsSet stamps out, per tenant, a namespace with the Git credentials, a GitRepository,
-// and a ResourceSet of its own that creates the tenant's ManifestGeneration once the
-// GitRepository is Ready (dependsOn with a CEL readyExpr).
+// tenantsSet stamps out, per tenant, a namespace with the Git credentials, an account that may
+// do anything in it (and nothing elsewhere), a GitRepository, and a ResourceSet of its own that
+// creates the tenant's ManifestGeneration once the GitRepository is Ready (dependsOn with a CEL
+// readyExpr). The tenant's ResourceSet and ManifestGeneration apply as the tenant's account.
 const tenantsSet = `apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSet
 metadata:
   name: tenants
 spec:
+  serviceAccountName: applier
   inputs:
     - tenant: team1
     - tenant: team2
@@ -29,6 +32,24 @@ spec:
       kind: Namespace
       metadata:
         name: tenants-<< inputs.tenant >>
+    - apiVersion: v1
+      kind: ServiceAccount
+      metadata:
+        name: applier
+        namespace: tenants-<< inputs.tenant >>
+    - apiVersion: rbac.authorization.k8s.io/v1
+      kind: RoleBinding
+      metadata:
+        name: applier
+        namespace: tenants-<< inputs.tenant >>
+      roleRef:
+        apiGroup: rbac.authorization.k8s.io
+        kind: ClusterRole
+        name: __TENANT_ROLE__
+      subjects:
+        - kind: ServiceAccount
+          name: applier
+          namespace: tenants-<< inputs.tenant >>
     - apiVersion: v1
       kind: Secret
       metadata:
@@ -53,6 +74,7 @@ spec:
         name: sync
         namespace: tenants-<< inputs.tenant >>
       spec:
+        serviceAccountName: applier
         dependsOn:
           - apiVersion: source.toolkit.fluxcd.io/v1
             kind: GitRepository
@@ -67,6 +89,7 @@ spec:
               name: apps
               namespace: tenants-<< inputs.tenant >>
             spec:
+              serviceAccountName: applier
               sourceRef:
                 kind: GitRepository
                 name: fleet
@@ -87,7 +110,18 @@ func TestScenarioTenants(t *testing.T) {
 		s.watchNamespace("tenants-" + team)
 	}
 	repo, sha := s.newRepo("tenants-fleet", files)
-	rset := s.create(tenantsSet, "__URL__", repo.HTTPURL(), "__USER__", gitUser, "__PASSWORD__", gitPassword)[0]
+	// What a tenant's account may do in its namespace; the platform's account, which makes the
+	// tenants, may make namespaces, what it puts in them, and bind tenants' accounts to that role.
+	tenantRole := s.clusterRole("tenant", false, rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}})
+	write := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	s.clusterRole("tenants", true,
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces", "secrets", "serviceaccounts"}, Verbs: write},
+		rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"rolebindings"}, Verbs: write},
+		rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: []string{tenantRole}},
+		rbacv1.PolicyRule{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"gitrepositories"}, Verbs: write},
+		rbacv1.PolicyRule{APIGroups: []string{"fluxcd.controlplane.io"}, Resources: []string{"resourcesets"}, Verbs: write},
+	)
+	rset := s.create(tenantsSet, "__URL__", repo.HTTPURL(), "__USER__", gitUser, "__PASSWORD__", gitPassword, "__TENANT_ROLE__", tenantRole)[0]
 
 	// tenantSynced waits until the tenant's chain is through: source, its ResourceSet, the
 	// generation and the ConfigMap it applied.
@@ -110,7 +144,8 @@ func TestScenarioTenants(t *testing.T) {
 		for _, team := range teams {
 			ns := "tenants-" + team
 			ids = append(ids, "_"+ns+"__Namespace", ns+"_fleet_source.toolkit.fluxcd.io_GitRepository",
-				ns+"_git-credentials__Secret", ns+"_sync_fluxcd.controlplane.io_ResourceSet")
+				ns+"_git-credentials__Secret", ns+"_sync_fluxcd.controlplane.io_ResourceSet",
+				ns+"_applier__ServiceAccount", ns+"_applier_rbac.authorization.k8s.io_RoleBinding")
 		}
 		return ids
 	}
