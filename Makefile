@@ -21,7 +21,7 @@ TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTR
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: all tools generate check-generated build test test-modules lint dev bench fuzz clean
+.PHONY: all tools generate check-generated build images test test-modules lint dev bench fuzz clean
 
 all: build
 
@@ -109,6 +109,13 @@ build:
 	@for m in $(CONTROLLERS); do echo "build $$m"; ( cd $$m && CGO_ENABLED=0 go build -o $(BIN)/$$m . ) || exit 1; done
 	@for d in $$(ls -d */cmd/* 2>/dev/null | grep -v '^e2e/'); do \
 	  echo "build $$d"; ( cd $${d%%/cmd/*} && CGO_ENABLED=0 go build -o $(BIN)/$${d##*/} ./cmd/$${d##*/} ) || exit 1; done
+
+## images: an image archive per controller, bin/images/<controller>.tar (a docker-archive tagged
+## sluice.local/<controller>:dev, for `ctr -n k8s.io images import` or `docker load`), built by
+## e2e/images from bin/ and the host's CA certificates, busybox and git: nothing is pulled. An
+## archive that would not change is not written again.
+images: build $(KUSTOMIZE) $(HELM)
+	cd e2e && go run ./cmd/images -bin $(BIN) -out $(BIN)/images
 
 ## test: tools, generated-files check, lint, then every module's tests against the real control plane
 test: tools check-generated lint build test-modules
