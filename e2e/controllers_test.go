@@ -47,6 +47,12 @@ func TestControllerHelpListsEveryFlagWithItsDefault(t *testing.T) {
 			if name == "resourceset-controller" || name == "manifest-generator" {
 				g.Expect(help).To(ContainSubstring("--default-service-account"))
 			}
+			g.Expect(help).To(MatchRegexp(`--enable-pprof\s+Serve Go's profiles`))
+			g.Expect(help).NotTo(MatchRegexp(`--enable-pprof\s.*\(default true\)`))
+			if name == "gating-controller" {
+				// A week, the longest a request made through the webhook receiver may last.
+				g.Expect(help).To(MatchRegexp(`--receiver-max-duration duration\s+.*\(default 168h0m0s\)`))
+			}
 			if name == "source-controller" {
 				// One source cannot fill the shared storage by default; README.md gives the defaults too.
 				readme, err := os.ReadFile(filepath.Join(env.Root, "README.md"))
