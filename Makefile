@@ -17,11 +17,22 @@ KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 KUSTOMIZE_CONTROLLER := $(BIN)/kustomize-controller
 KUBECTL := $(BIN)/kubectl
 ETCD := $(BIN)/etcd
+# The real node's parts (e2e/node), built by `make node-tools`.
+KUBELET := $(BIN)/kubelet
+KUBE_SCHEDULER := $(BIN)/kube-scheduler
+KUBE_PROXY := $(BIN)/kube-proxy
+CONTAINERD := $(BIN)/containerd
+CTR := $(BIN)/ctr
+CONTAINERD_SHIM := $(BIN)/containerd-shim-runc-v2
+RUNC := $(BIN)/runc
+CNI_PLUGINS := $(addprefix $(BIN)/cni/,bridge host-local loopback portmap)
+COREDNS := $(BIN)/coredns
+NODE_TOOLS := $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY) $(CONTAINERD) $(CTR) $(CONTAINERD_SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS)
 TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM) $(KUSTOMIZE_CONTROLLER)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: all tools generate check-generated build images test test-modules lint dev bench fuzz clean
+.PHONY: all tools node-tools generate check-generated build images test test-modules lint dev bench fuzz clean
 
 all: build
 
@@ -63,6 +74,47 @@ $(KUSTOMIZE_CONTROLLER):
 	  cd $$tmp && GOWORK=off GOFLAGS=-mod=mod go build -o $@ \
 	  -ldflags "-X main.VERSION=$(KUSTOMIZE_CONTROLLER_VERSION)" . && \
 	  mkdir -p $(BIN)/crds && cp config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml $(BIN)/crds/
+
+## node-tools: build the real node's parts into bin/ (only those missing): kubelet, kube-scheduler,
+## kube-proxy, containerd, ctr, its runc shim, runc, the CNI plugins (bin/cni/) and CoreDNS. runc
+## links libseccomp (cgo): it needs Debian's libseccomp-dev.
+node-tools: $(NODE_TOOLS)
+
+$(KUBELET):
+	$(KUBE_BUILD) k8s.io/kubernetes/cmd/kubelet
+
+$(KUBE_SCHEDULER):
+	$(KUBE_BUILD) k8s.io/kubernetes/cmd/kube-scheduler
+
+$(KUBE_PROXY):
+	$(KUBE_BUILD) k8s.io/kubernetes/cmd/kube-proxy
+
+# containerd finds its shim beside its own binary. The shim is static, as containerd's release
+# builds it: it runs in the mount namespace of every container it starts.
+CONTAINERD_LDFLAGS = -ldflags "-X github.com/containerd/containerd/v2/version.Version=$(CONTAINERD_VERSION)"
+$(CONTAINERD):
+	GOBIN=$(BIN) GOFLAGS= go install $(CONTAINERD_LDFLAGS) github.com/containerd/containerd/v2/cmd/containerd@$(CONTAINERD_VERSION)
+
+$(CTR):
+	GOBIN=$(BIN) GOFLAGS= go install $(CONTAINERD_LDFLAGS) github.com/containerd/containerd/v2/cmd/ctr@$(CONTAINERD_VERSION)
+
+$(CONTAINERD_SHIM):
+	GOBIN=$(BIN) GOFLAGS= CGO_ENABLED=0 go install $(CONTAINERD_LDFLAGS) \
+	  github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$(CONTAINERD_VERSION)
+
+# With seccomp, as distributions ship it (cgo against libseccomp), so pods' seccomp profiles apply.
+$(RUNC):
+	@pkg-config --exists libseccomp 2>/dev/null || { echo "runc needs libseccomp's headers: apt-get install libseccomp-dev"; exit 1; }
+	GOBIN=$(BIN) GOFLAGS= CGO_ENABLED=1 go install -tags seccomp -ldflags "-X main.version=$(RUNC_VERSION:v%=%)" \
+	  github.com/opencontainers/runc@$(RUNC_VERSION)
+
+$(CNI_PLUGINS):
+	mkdir -p $(BIN)/cni && GOBIN=$(BIN)/cni GOFLAGS= CGO_ENABLED=0 go install \
+	  -ldflags "-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$(CNI_PLUGINS_VERSION)" \
+	  github.com/containernetworking/plugins/plugins/$(if $(filter host-local,$(@F)),ipam,$(if $(filter portmap,$(@F)),meta,main))/$(@F)@$(CNI_PLUGINS_VERSION)
+
+$(COREDNS):
+	GOBIN=$(BIN) GOFLAGS= CGO_ENABLED=0 go install github.com/coredns/coredns@$(COREDNS_VERSION)
 
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN) GOFLAGS= go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)

@@ -14,3 +14,9 @@ HELM_KUBE_MINOR := 36
 # newest release that builds with Go 1.26 (v1.10 needs Go 1.27). Flux's helm-controller is not
 # served by the module proxy here.
 KUSTOMIZE_CONTROLLER_VERSION := v1.9.6
+# The real node of e2e/node, built by `make node-tools`: kubelet, kube-scheduler and kube-proxy come
+# from k8s.io/kubernetes in go.mod beside this file; these are the node's other parts.
+CONTAINERD_VERSION := v2.4.2
+RUNC_VERSION := v1.5.2
+CNI_PLUGINS_VERSION := v1.10.0
+COREDNS_VERSION := v1.15.0
