@@ -35,6 +35,13 @@ type ControllerManager struct {
 // of kubeconfig, its log in dir/kube-controller-manager.log and its generated serving
 // certificate in dir/kube-controller-manager. Wait for it with WaitReady (its /healthz).
 func StartControllerManager(controlPlaneDir, kubeconfig, dir string) (*ControllerManager, error) {
+	return StartControllerManagerWith(controlPlaneDir, kubeconfig, dir, ControllerManagerControllers)
+}
+
+// StartControllerManagerWith is StartControllerManager running the given controllers, with
+// extraArgs appended to its flags: a real node (e2e/node) needs others, among them
+// node-lifecycle, which lifts a new node's not-ready taint.
+func StartControllerManagerWith(controlPlaneDir, kubeconfig, dir string, controllers []string, extraArgs ...string) (*ControllerManager, error) {
 	if err := testenv.CheckBinaries(controlPlaneDir, ControllerManagerName); err != nil {
 		return nil, err
 	}
@@ -50,7 +57,7 @@ func StartControllerManager(controlPlaneDir, kubeconfig, dir string) (*Controlle
 	}
 	c.args = []string{
 		"--kubeconfig=" + kubeconfig,
-		"--controllers=" + strings.Join(ControllerManagerControllers, ","),
+		"--controllers=" + strings.Join(controllers, ","),
 		// One instance, with the admin's credentials for every controller.
 		"--leader-elect=false",
 		"--use-service-account-credentials=false",
@@ -63,6 +70,7 @@ func StartControllerManager(controlPlaneDir, kubeconfig, dir string) (*Controlle
 		fmt.Sprintf("--secure-port=%d", ports[0]),
 		"--cert-dir=" + filepath.Join(dir, ControllerManagerName),
 	}
+	c.args = append(c.args, extraArgs...)
 	c.healthURL = "https://" + c.HealthAddr + "/healthz"
 	// Its certificate is self-signed at start; the probe only asks whether it is up.
 	c.healthClient = &http.Client{
