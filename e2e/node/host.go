@@ -80,27 +80,35 @@ type hostRecord struct {
 	CreatedDirs []string
 }
 
+// CleanStale undoes what a node whose process died without Stop (a killed test) left on the
+// host, as its record says. It does nothing when no node ran, and fails while one runs. Start
+// calls it; a test that compares the host before and after a node calls it first.
+func CleanStale() error {
+	if _, err := os.Stat(runDir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	old, err := readRecord()
+	if err != nil {
+		// The process died before it recorded anything, so it changed nothing.
+		return os.RemoveAll(runDir)
+	}
+	if processAlive(old.OwnerPID, old.OwnerStart) {
+		return fmt.Errorf("a node is running already, started by process %d with its state in %s (%s)", old.OwnerPID, old.StateDir, recordPath)
+	}
+	if err := old.undo(); err != nil {
+		return fmt.Errorf("undoing what a node that did not stop (process %d, state %s) left on the host: %w", old.OwnerPID, old.StateDir, err)
+	}
+	return nil
+}
+
 // claimHost undoes what a crashed node left, then records the host's state for stateDir's node.
 // It fails while another node runs.
 func claimHost(stateDir string) (*hostRecord, error) {
+	if err := CleanStale(); err != nil {
+		return nil, err
+	}
 	if err := os.Mkdir(runDir, 0o700); err != nil {
-		if !errors.Is(err, os.ErrExist) {
-			return nil, err
-		}
-		old, err := readRecord()
-		if err == nil && processAlive(old.OwnerPID, old.OwnerStart) {
-			return nil, fmt.Errorf("a node is running already, started by process %d with its state in %s (%s)", old.OwnerPID, old.StateDir, recordPath)
-		}
-		if err == nil {
-			if err := old.undo(); err != nil {
-				return nil, fmt.Errorf("undoing what a stopped node (process %d, state %s) left on the host: %w", old.OwnerPID, old.StateDir, err)
-			}
-		} else if err := os.RemoveAll(runDir); err != nil {
-			return nil, err
-		}
-		if err := os.Mkdir(runDir, 0o700); err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
 	r := &hostRecord{OwnerPID: os.Getpid(), OwnerStart: processStart(os.Getpid()), StateDir: stateDir, Sysctls: map[string]string{}}
 	for _, s := range touchedSysctls {

@@ -44,6 +44,9 @@ func TestPodRuns(t *testing.T) {
 	if _, err := os.Stat(archive); err != nil {
 		t.Fatalf("%s not found: run `make images`", archive)
 	}
+	if err := CleanStale(); err != nil {
+		t.Fatal(err)
+	}
 	before := snapshotHost(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
