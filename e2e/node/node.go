@@ -58,8 +58,11 @@ type Options struct {
 	// ServiceAccountKeyFile and RootCAFile are the API server's token signing key and CA, for
 	// the service account token controllers; they are left off when empty.
 	ServiceAccountKeyFile, RootCAFile string
-	// ClusterDNS are the nameservers the kubelet gives pods (CoreDNS's service address).
-	ClusterDNS []string
+	// DNS runs CoreDNS (`make node-tools`) as a Deployment in kube-system behind the Service
+	// kube-dns at DNSServiceIP (DefaultDNSServiceIP when empty), the pods' nameserver: they
+	// resolve the cluster's Services and Pods, and nothing else.
+	DNS          bool
+	DNSServiceIP string
 	// Log, when set, reports how long each step took.
 	Log func(format string, args ...any)
 }
@@ -77,6 +80,7 @@ type Node struct {
 	proxy             *process
 	scheduler         *process
 	controllerManager *harness.ControllerManager
+	relay             *apiRelay
 }
 
 // Start starts a node that joins the cluster of opts.Kubeconfig and waits until it is Ready and
@@ -84,11 +88,14 @@ type Node struct {
 // and records the host's state, which Stop restores. It fails with a message naming the make
 // target when a binary is missing. On error, what it started is stopped and undone.
 func Start(ctx context.Context, opts Options) (n *Node, err error) {
-	if err := checkBinaries(opts.BinDir, false); err != nil {
+	if err := checkBinaries(opts.BinDir, opts.DNS); err != nil {
 		return nil, err
 	}
 	if opts.PodCIDR == "" {
 		opts.PodCIDR = DefaultPodCIDR
+	}
+	if opts.DNSServiceIP == "" {
+		opts.DNSServiceIP = DefaultDNSServiceIP
 	}
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
@@ -145,12 +152,20 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	if err != nil {
 		return n, err
 	}
-	for _, archive := range append([]string{pause}, opts.Images...) {
+	archives := append([]string{pause}, opts.Images...)
+	if opts.DNS {
+		dns, err := coreDNSArchive(opts.BinDir, root, stateDir)
+		if err != nil {
+			return n, err
+		}
+		archives = append(archives, dns)
+	}
+	for _, archive := range archives {
 		if err := n.containerd.importImage(ctx, archive); err != nil {
 			return n, err
 		}
 	}
-	done(fmt.Sprintf("%d images built and imported", 1+len(opts.Images)))
+	done(fmt.Sprintf("%d images built and imported", len(archives)))
 
 	if err := n.startControlPlaneParts(); err != nil {
 		return n, err
@@ -165,6 +180,20 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 		return n, err
 	}
 	done("kubelet and kube-proxy started, node Ready")
+	if opts.DNS {
+		api, err := apiServerAddress(opts.Kubeconfig)
+		if err != nil {
+			return n, err
+		}
+		socketDir := filepath.Join(stateDir, "apiserver")
+		if n.relay, err = startAPIRelay(socketDir, api); err != nil {
+			return n, err
+		}
+		if err := n.deployDNS(ctx, opts.DNSServiceIP, socketDir); err != nil {
+			return n, err
+		}
+		done("CoreDNS Ready")
+	}
 	return n, nil
 }
 
@@ -243,7 +272,11 @@ func (n *Node) startKubelet() error {
 		return err
 	}
 	config := filepath.Join(n.StateDir, "kubelet.json")
-	if err := writeKubeletConfig(config, n.StateDir, n.containerd.socket, ports[0], ports[1], n.opts.ClusterDNS); err != nil {
+	var clusterDNS []string
+	if n.opts.DNS {
+		clusterDNS = []string{n.opts.DNSServiceIP}
+	}
+	if err := writeKubeletConfig(config, n.StateDir, n.containerd.socket, ports[0], ports[1], clusterDNS); err != nil {
 		return err
 	}
 	n.kubelet, err = startProcess(n.StateDir, "kubelet", filepath.Join(n.opts.BinDir, "kubelet"),
@@ -330,6 +363,7 @@ func (n *Node) Stop() error {
 	if n.containerd != nil {
 		n.containerd.stop(10 * time.Second)
 	}
+	n.relay.stop()
 	errs = append(errs, n.record.undo())
 	n.record = nil
 	return errors.Join(errs...)

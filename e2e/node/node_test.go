@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sluice-gitops/sluice/e2e/images"
 	"github.com/sluice-gitops/sluice/shared/testenv"
@@ -29,15 +30,83 @@ func TestMissingBinary(t *testing.T) {
 }
 
 // TestPodRuns starts a cluster with a real node, runs a pod of the manifest-generator's image
-// (imported from `make images`, never pulled) to completion, reads its logs through the API
-// server, then stops the node and checks that the host is as it was.
+// (imported from `make images`, never pulled) to completion and reads its logs through the API
+// server; withCluster then stops the node and checks that the host is as it was.
 func TestPodRuns(t *testing.T) {
+	withCluster(t, false, func(ctx context.Context, cluster *Cluster) {
+		start := time.Now()
+		logs := runPod(ctx, t, cluster, "generator", "id; git --version")
+		t.Logf("pod Succeeded %v after create", time.Since(start).Round(time.Millisecond))
+		for _, want := range []string{"uid=65532(nonroot) gid=65532(nonroot)", "git version "} {
+			if !strings.Contains(logs, want) {
+				t.Errorf("logs lack %q:\n%s", want, logs)
+			}
+		}
+	})
+}
+
+// TestServiceDNS: with CoreDNS, a pod finds a Service by its DNS name and reaches the pod behind
+// it through kube-proxy: busybox's httpd serves /etc, and wget fetches /passwd by the Service's
+// name.
+func TestServiceDNS(t *testing.T) {
+	withCluster(t, true, func(ctx context.Context, cluster *Cluster) {
+		client := cluster.Node.Client
+		labels := map[string]string{"app": "web"}
+		server := podRunning("web", "httpd -f -v -p 8080 -h /etc")
+		server.Labels = labels
+		server.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		server.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}},
+			PeriodSeconds: 1,
+		}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, server, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		service := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+			Spec: corev1.ServiceSpec{
+				Selector: labels,
+				Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}},
+			},
+		}
+		created, err := client.CoreV1().Services("default").Create(ctx, service, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			p, err := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if podReady(p) {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("server pod not ready: %+v", p.Status)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		start := time.Now()
+		logs := runPod(ctx, t, cluster, "client", "nslookup web.default.svc.cluster.local && wget -qO- http://web.default.svc.cluster.local/passwd")
+		t.Logf("client pod Succeeded %v after create", time.Since(start).Round(time.Millisecond))
+		for _, want := range []string{created.Spec.ClusterIP, "nonroot:x:65532"} {
+			if !strings.Contains(logs, want) {
+				t.Errorf("client's logs lack %q:\n%s", want, logs)
+			}
+		}
+	})
+}
+
+// withCluster starts a cluster with a real node (and CoreDNS when dns), runs test, then stops the
+// node and checks that the host is as it was before: sysctls, nftables tables, network
+// interfaces, mounts, cgroups, directories and processes.
+func withCluster(t *testing.T, dns bool, test func(ctx context.Context, cluster *Cluster)) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(root, "bin")
-	if err := checkBinaries(bin, false); err != nil {
+	if err := checkBinaries(bin, dns); err != nil {
 		t.Fatal(err)
 	}
 	archive := images.Archive(filepath.Join(bin, "images"), "manifest-generator")
@@ -52,7 +121,7 @@ func TestPodRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	cluster, err := StartCluster(ctx, Options{BinDir: bin, StateDir: t.TempDir(), Images: []string{archive}, Log: t.Logf})
+	cluster, err := StartCluster(ctx, Options{BinDir: bin, StateDir: t.TempDir(), Images: []string{archive}, DNS: dns, Log: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,49 +135,7 @@ func TestPodRuns(t *testing.T) {
 	})
 	t.Logf("cluster with a Ready node started in %v", time.Since(start).Round(time.Millisecond))
 
-	client := cluster.Node.Client
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "generator", Namespace: "default"},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{
-				Name:    "generator",
-				Image:   images.Ref("manifest-generator"),
-				Command: []string{"/bin/sh", "-c", "id; git --version"},
-			}},
-		},
-	}
-	start = time.Now()
-	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var got *corev1.Pod
-	for {
-		got, err = client.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Status.Phase == corev1.PodSucceeded || got.Status.Phase == corev1.PodFailed {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("pod still %s: %+v\nkubelet log:\n%s", got.Status.Phase, got.Status, tail(cluster.Node.kubelet.logPath, 40))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Logf("pod %s %v after create", got.Status.Phase, time.Since(start).Round(time.Millisecond))
-	logs, err := client.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("pod logs through the API server: %v", err)
-	}
-	if got.Status.Phase != corev1.PodSucceeded {
-		t.Fatalf("pod %s: %+v\nlogs:\n%s", got.Status.Phase, got.Status.ContainerStatuses, logs)
-	}
-	for _, want := range []string{"uid=65532(nonroot) gid=65532(nonroot)", "git version "} {
-		if !strings.Contains(string(logs), want) {
-			t.Errorf("logs lack %q:\n%s", want, logs)
-		}
-	}
+	test(ctx, cluster)
 
 	stopped = true
 	start = time.Now()
@@ -116,11 +143,67 @@ func TestPodRuns(t *testing.T) {
 		t.Fatalf("stopping: %v", err)
 	}
 	t.Logf("stopped and undone in %v", time.Since(start).Round(time.Millisecond))
-	after := snapshotHost(t)
-	before.compare(t, after)
+	before.compare(t, snapshotHost(t))
 	if points, _ := mountPoints(cluster.Node.StateDir); len(points) > 0 {
 		t.Errorf("still mounted under the state directory: %v", points)
 	}
+}
+
+// podRunning is a pod of the manifest-generator's image (busybox and git) running sh -c script.
+func podRunning(name, script string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name:    name,
+				Image:   images.Ref("manifest-generator"),
+				Command: []string{"/bin/sh", "-c", script},
+			}},
+		},
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// runPod runs sh -c script in a pod (podRunning), waits until it Succeeded and returns its
+// logs, read through the API server as `kubectl logs` does.
+func runPod(ctx context.Context, t *testing.T, cluster *Cluster, name, script string) string {
+	t.Helper()
+	client := cluster.Node.Client
+	if _, err := client.CoreV1().Pods("default").Create(ctx, podRunning(name, script), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got *corev1.Pod
+	for {
+		var err error
+		got, err = client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase == corev1.PodSucceeded || got.Status.Phase == corev1.PodFailed {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("pod %s still %s: %+v\nkubelet log:\n%s", name, got.Status.Phase, got.Status, tail(cluster.Node.kubelet.logPath, 40))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	logs, err := client.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("pod %s's logs through the API server: %v", name, err)
+	}
+	if got.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("pod %s %s: %+v\nlogs:\n%s", name, got.Status.Phase, got.Status.ContainerStatuses, logs)
+	}
+	return string(logs)
 }
 
 // hostSnapshot is what a node may change on the host.

@@ -3,20 +3,29 @@ package node
 import (
 	"archive/tar"
 	"io"
+	"slices"
 	"time"
 )
 
-// tarOneFile writes a tar stream holding one regular file, root's, at a fixed time.
-func tarOneFile(w io.Writer, name string, data []byte, mode int64) error {
+// tarFiles writes a tar stream of regular files (by name), root's, with mode, at a fixed time
+// and in name order, so that the same files give the same layer.
+func tarFiles(w io.Writer, files map[string][]byte, mode int64) error {
 	tw := tar.NewWriter(w)
-	if err := tw.WriteHeader(&tar.Header{
-		Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(data)),
-		ModTime: time.Unix(0, 0), Format: tar.FormatPAX,
-	}); err != nil {
-		return err
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
 	}
-	if _, err := tw.Write(data); err != nil {
-		return err
+	slices.Sort(names)
+	for _, n := range names {
+		if err := tw.WriteHeader(&tar.Header{
+			Typeflag: tar.TypeReg, Name: n, Mode: mode, Size: int64(len(files[n])),
+			ModTime: time.Unix(0, 0), Format: tar.FormatPAX,
+		}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(files[n]); err != nil {
+			return err
+		}
 	}
 	return tw.Close()
 }
