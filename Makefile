@@ -32,7 +32,7 @@ TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTR
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: all tools node-tools generate check-generated build images test test-modules lint dev bench fuzz clean
+.PHONY: all tools node-tools test-node generate check-generated build images test test-modules lint dev bench fuzz clean
 
 all: build
 
@@ -171,6 +171,11 @@ images: build $(KUSTOMIZE) $(HELM)
 
 ## test: tools, generated-files check, lint, then every module's tests against the real control plane
 test: tools check-generated lint build test-modules
+
+## test-node: the real node's tests (e2e/node, -tags node): a single-node cluster built by
+## node-tools runs pods of the images; run as root. Not part of test yet.
+test-node: tools node-tools images
+	cd e2e && go test -tags node $(GO_TEST_FLAGS) -v ./node/
 
 test-modules:
 	@for m in $(MODULES); do echo "=== go test $$m"; ( cd $$m && go test $(GO_TEST_FLAGS) ./... ) || exit 1; done

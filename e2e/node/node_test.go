@@ -1,3 +1,8 @@
+//go:build node
+
+// The real node's tests run only with -tags node (`make test-node`): they need `make node-tools`
+// and `make images`, which `make test` does not build yet.
+
 package node
 
 import (
@@ -16,18 +21,6 @@ import (
 	"github.com/sluice-gitops/sluice/e2e/images"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 )
-
-// TestMissingBinary: without the node's binaries Start fails, naming the make target, before it
-// changes anything on the host.
-func TestMissingBinary(t *testing.T) {
-	_, err := Start(t.Context(), Options{BinDir: t.TempDir(), StateDir: t.TempDir(), Kubeconfig: "unused"})
-	if err == nil || !strings.Contains(err.Error(), "make node-tools") {
-		t.Fatalf("Start with an empty bin directory: got %v, want an error naming `make node-tools`", err)
-	}
-	if _, err := os.Stat(runDir); err == nil {
-		t.Fatalf("%s exists after a Start that failed its checks", runDir)
-	}
-}
 
 // TestPodRuns starts a cluster with a real node, runs a pod of the manifest-generator's image
 // (imported from `make images`, never pulled) to completion and reads its logs through the API

@@ -1,0 +1,19 @@
+package node
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMissingBinary: without the node's binaries Start fails, naming the make target, before it
+// changes anything on the host.
+func TestMissingBinary(t *testing.T) {
+	_, err := Start(t.Context(), Options{BinDir: t.TempDir(), StateDir: t.TempDir(), Kubeconfig: "unused"})
+	if err == nil || !strings.Contains(err.Error(), "make node-tools") {
+		t.Fatalf("Start with an empty bin directory: got %v, want an error naming `make node-tools`", err)
+	}
+	if _, err := os.Stat(runDir); err == nil {
+		t.Fatalf("%s exists after a Start that failed its checks", runDir)
+	}
+}
