@@ -75,7 +75,7 @@ func (o *Options) NewManager(name string, scheme *runtime.Scheme, owned ...clien
 		RenewDeadline:                 &o.LeaderElection.RenewDeadline,
 		RetryPeriod:                   &o.LeaderElection.RetryPeriod,
 		Cache:                         cacheOpts,
-		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: uncached()}},
+		Client:                        ClientOptions(),
 	})
 	if err != nil {
 		return nil, err
@@ -89,10 +89,12 @@ func (o *Options) NewManager(name string, scheme *runtime.Scheme, owned ...clien
 	return mgr, nil
 }
 
-// uncached are read straight from the API: caching every Secret and ConfigMap of a cluster costs
-// memory and widens what a compromised controller could list.
-func uncached() []client.Object {
-	return []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}
+// ClientOptions are the options of a manager's client: Secrets and ConfigMaps are read straight
+// from the API, since caching every Secret and ConfigMap of a cluster costs memory and widens what
+// a compromised controller could list. Reconcilers therefore read Secrets with the manager's
+// client (shared/secrets.Data), and test suites build their managers with these options too.
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}}
 }
 
 // Exit logs err and exits non-zero when err is set: the failure path of every main.go.

@@ -1,6 +1,14 @@
 // Package secrets reads the Secrets that objects reference (credentials, TLS material, signing
-// keys), the same way in every controller: with the reader the caller chooses (controllers read
-// Secrets uncached), and with errors that name the Secret and never hold its data.
+// keys) and turns them into what clients take, the same way in every controller, with errors
+// that name the Secret and never hold its data:
+//
+//   - Data reads a Secret. Controllers pass their manager's client: bootstrap.NewManager makes
+//     it read Secrets from the API server, not from a cache, so no controller holds every
+//     Secret of the cluster in memory and a replaced Secret is used at the next reconcile.
+//   - Registries are the registry credentials of docker-config Secrets, as a
+//     go-containerregistry keychain (which key forms match which repository: Registries).
+//   - TLSConfig builds the TLS settings of a certSecretRef. Its rule, everywhere: `ca.crt` is
+//     added to the system's roots, it does not replace them.
 package secrets
 
 import (
