@@ -34,6 +34,13 @@ func StartCluster(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	opts.Kubeconfig = c.Kubeconfig
+	plane := env.Environment.ControlPlane
+	if plane.APIServer != nil && plane.APIServer.CertDir != "" {
+		opts.controlPlaneDirs = append(opts.controlPlaneDirs, plane.APIServer.CertDir)
+	}
+	if plane.Etcd != nil && plane.Etcd.DataDir != "" {
+		opts.controlPlaneDirs = append(opts.controlPlaneDirs, plane.Etcd.DataDir)
+	}
 	opts.ExtraControllers = append(opts.ExtraControllers, "namespace-controller", "garbage-collector-controller")
 	if c.Node, err = Start(ctx, opts); err != nil {
 		return nil, errors.Join(err, env.Stop())

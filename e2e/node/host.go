@@ -78,6 +78,11 @@ type hostRecord struct {
 	Links     []string
 	// CreatedDirs are the hostDirs that did not exist.
 	CreatedDirs []string
+	// ControlPlaneDirs are the temporary directories of the control plane that StartCluster
+	// started (envtest's etcd data and API server certificates): after a crash, CleanStale
+	// kills the processes that name them and removes them. Stop leaves the control plane to
+	// Cluster.Stop.
+	ControlPlaneDirs []string
 }
 
 // CleanStale undoes what a node whose process died without Stop (a killed test) left on the
@@ -95,7 +100,12 @@ func CleanStale() error {
 	if processAlive(old.OwnerPID, old.OwnerStart) {
 		return fmt.Errorf("a node is running already, started by process %d with its state in %s (%s)", old.OwnerPID, old.StateDir, recordPath)
 	}
-	if err := old.undo(); err != nil {
+	var errs []error
+	for _, d := range old.ControlPlaneDirs {
+		errs = append(errs, killProcessesNaming(d), os.RemoveAll(d))
+	}
+	errs = append(errs, old.undo())
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("undoing what a node that did not stop (process %d, state %s) left on the host: %w", old.OwnerPID, old.StateDir, err)
 	}
 	return nil
@@ -103,14 +113,17 @@ func CleanStale() error {
 
 // claimHost undoes what a crashed node left, then records the host's state for stateDir's node.
 // It fails while another node runs.
-func claimHost(stateDir string) (*hostRecord, error) {
+func claimHost(stateDir string, controlPlaneDirs []string) (*hostRecord, error) {
 	if err := CleanStale(); err != nil {
 		return nil, err
 	}
 	if err := os.Mkdir(runDir, 0o700); err != nil {
 		return nil, err
 	}
-	r := &hostRecord{OwnerPID: os.Getpid(), OwnerStart: processStart(os.Getpid()), StateDir: stateDir, Sysctls: map[string]string{}}
+	r := &hostRecord{
+		OwnerPID: os.Getpid(), OwnerStart: processStart(os.Getpid()), StateDir: stateDir,
+		Sysctls: map[string]string{}, ControlPlaneDirs: controlPlaneDirs,
+	}
 	for _, s := range touchedSysctls {
 		if v, err := os.ReadFile(filepath.Join("/proc/sys", s)); err == nil {
 			r.Sysctls[s] = strings.TrimSpace(string(v))
@@ -222,10 +235,25 @@ func processAlive(pid int, start string) bool {
 	return pid > 0 && start != "" && processStart(pid) == start
 }
 
+// killProcessesNaming kills, with SIGKILL, every process whose command line names dir, and waits
+// until they are gone.
+func killProcessesNaming(dir string) error {
+	return killMatching(func(_, cmdline string) bool { return strings.Contains(cmdline, dir) })
+}
+
 // killNodeProcesses kills, with SIGKILL, every process in the node's cgroups (the containers)
 // and every one whose command line names the state directory or runDir (the daemons and the
 // containerd shims, which leave the process tree of the node), and waits until they are gone.
 func killNodeProcesses(stateDir string) error {
+	return killMatching(func(cgroup, cmdline string) bool {
+		return strings.Contains(cgroup, ":/"+cgroupRoot+"/") || strings.Contains(cgroup, ":/"+cgroupRoot+"\n") ||
+			(stateDir != "" && strings.Contains(cmdline, stateDir)) || strings.Contains(cmdline, runDir)
+	})
+}
+
+// killMatching kills, with SIGKILL, every process (but this one) whose /proc cgroup and cmdline
+// match, until none is left.
+func killMatching(match func(cgroup, cmdline string) bool) error {
 	find := func() []int {
 		var pids []int
 		entries, _ := os.ReadDir("/proc")
@@ -236,8 +264,7 @@ func killNodeProcesses(stateDir string) error {
 			}
 			cg, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
 			cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if strings.Contains(string(cg), ":/"+cgroupRoot+"/") || strings.Contains(string(cg), ":/"+cgroupRoot+"\n") ||
-				(stateDir != "" && strings.Contains(string(cmdline), stateDir)) || strings.Contains(string(cmdline), runDir) {
+			if match(string(cg), string(cmdline)) {
 				pids = append(pids, pid)
 			}
 		}

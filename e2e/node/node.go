@@ -65,6 +65,9 @@ type Options struct {
 	DNSServiceIP string
 	// Log, when set, reports how long each step took.
 	Log func(format string, args ...any)
+
+	// controlPlaneDirs are those of StartCluster's control plane (hostRecord.ControlPlaneDirs).
+	controlPlaneDirs []string
 }
 
 // Node is a running single node: containerd, kubelet, kube-proxy, kube-scheduler and a
@@ -115,7 +118,7 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	record, err := claimHost(stateDir)
+	record, err := claimHost(stateDir, opts.controlPlaneDirs)
 	if err != nil {
 		return nil, err
 	}
