@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -22,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/sizelimit"
@@ -243,13 +242,13 @@ func (r *OCIRepositoryReconciler) storeLayer(obj *sourcev1.OCIRepository, art *m
 	return nil
 }
 
-// remoteOptions are the registry credentials of spec.secretRef (a dockerconfigjson Secret).
+// remoteOptions are the registry credentials of spec.secretRef and of the imagePullSecrets of
+// spec.serviceAccountName (docker-config Secrets, in that order), and the transport of
+// spec.certSecretRef and spec.proxySecretRef.
 func (r *OCIRepositoryReconciler) remoteOptions(ctx context.Context, obj *sourcev1.OCIRepository) ([]remote.Option, error) {
 	if err := cloudProvider(obj.Spec.Provider); err != nil {
 		return nil, reconcile.TerminalError(err)
 	}
-	var opts []remote.Option
-	host := strings.SplitN(strings.TrimPrefix(obj.Spec.URL, "oci://"), "/", 2)[0]
 	var secretNames []string
 	if obj.Spec.SecretRef != nil {
 		secretNames = append(secretNames, obj.Spec.SecretRef.Name)
@@ -263,26 +262,23 @@ func (r *OCIRepositoryReconciler) remoteOptions(ctx context.Context, obj *source
 			secretNames = append(secretNames, s.Name)
 		}
 	}
-	found := false
+	keychain := &secrets.Registries{}
 	for _, name := range secretNames {
 		data, err := r.secretData(ctx, obj.Namespace, name)
 		if err != nil {
 			return nil, err
 		}
-		var cfg struct {
-			Auths map[string]authn.AuthConfig `json:"auths"`
-		}
-		if err := json.Unmarshal(data[".dockerconfigjson"], &cfg); err != nil {
-			return nil, fmt.Errorf("secret '%s/%s': '.dockerconfigjson' does not parse: %w", obj.Namespace, name, err)
-		}
-		if auth, ok := cfg.Auths[host]; ok {
-			opts, found = append(opts, remote.WithAuth(authn.FromConfig(auth))), true
-			break
+		if err := keychain.Add(data); err != nil {
+			return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, name, err)
 		}
 	}
-	if !found && obj.Spec.SecretRef != nil {
-		return nil, fmt.Errorf("secret '%s/%s' has no credentials for '%s'", obj.Namespace, obj.Spec.SecretRef.Name, host)
+	// A Secret named for this source that has nothing for it is a mistake to report, not an
+	// anonymous pull.
+	repo := strings.TrimPrefix(obj.Spec.URL, "oci://")
+	if _, found := keychain.Lookup(repo); !found && obj.Spec.SecretRef != nil {
+		return nil, fmt.Errorf("secret '%s/%s' has no credentials for '%s'", obj.Namespace, obj.Spec.SecretRef.Name, repo)
 	}
+	opts := []remote.Option{remote.WithAuthFromKeychain(keychain)}
 	if obj.Spec.CertSecretRef != nil || obj.Spec.ProxySecretRef != nil {
 		t, err := r.secretTransport(ctx, obj.Namespace, obj.Spec.CertSecretRef, obj.Spec.ProxySecretRef)
 		if err != nil {

@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/google/go-containerregistry/pkg/authn"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/secrets"
@@ -21,27 +21,6 @@ import (
 // secretData reads the data of a Secret of the object's namespace (credentials, keys, CAs).
 func (r *SourceReconciler) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
 	return secrets.Data(ctx, r.Client, namespace, name)
-}
-
-// tlsConfig reads `ca.crt`, and `tls.crt` with `tls.key`, from a Secret's data.
-func tlsConfig(data map[string][]byte) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if ca := data["ca.crt"]; len(ca) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(ca) {
-			return nil, errors.New("'ca.crt' holds no PEM certificate")
-		}
-		cfg.RootCAs = pool
-	}
-	crt, key := data["tls.crt"], data["tls.key"]
-	if len(crt) > 0 || len(key) > 0 {
-		pair, err := tls.X509KeyPair(crt, key)
-		if err != nil {
-			return nil, fmt.Errorf("'tls.crt' and 'tls.key' are not a key pair: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{pair}
-	}
-	return cfg, nil
 }
 
 // helmAccess is how the controller reaches a HelmRepository: its index, the charts it lists
@@ -59,6 +38,28 @@ func (a helmAccess) Client() *http.Client {
 	return &http.Client{Transport: a.Transport, Timeout: 5 * time.Minute}
 }
 
+// helmCredentials are the basic credentials of a HelmRepository's spec.secretRef: `username` and
+// `password`, or, for type oci, the entry of a docker-config Secret for the repository's URL.
+func helmCredentials(repo *sourcev1.HelmRepository, data map[string][]byte) (username, password string, err error) {
+	_, dockerConfig := data[corev1.DockerConfigJsonKey]
+	_, dockerCfg := data[corev1.DockerConfigKey]
+	if repo.Spec.Type == sourcev1.HelmRepositoryTypeOCI && (dockerConfig || dockerCfg) {
+		auth, err := secrets.RegistryAuth(data, repo.Spec.URL)
+		if err == nil {
+			var cfg *authn.AuthConfig
+			if cfg, err = auth.Authorization(); err == nil {
+				return cfg.Username, cfg.Password, nil
+			}
+		}
+		return "", "", fmt.Errorf("secret '%s/%s': %w", repo.Namespace, repo.Spec.SecretRef.Name, err)
+	}
+	username, password = string(data["username"]), string(data["password"])
+	if username == "" || password == "" {
+		return "", "", fmt.Errorf("secret '%s/%s' needs both 'username' and 'password'", repo.Namespace, repo.Spec.SecretRef.Name)
+	}
+	return username, password, nil
+}
+
 // helmRepositoryAccess reads the credentials (spec.secretRef) and TLS settings
 // (spec.certSecretRef) of a HelmRepository: the HelmRepository reconciler fetches its index
 // with them, the HelmChart reconciler its charts.
@@ -74,9 +75,8 @@ func (r *SourceReconciler) helmRepositoryAccess(ctx context.Context, repo *sourc
 		if err != nil {
 			return helmAccess{}, err
 		}
-		a.Username, a.Password = string(data["username"]), string(data["password"])
-		if a.Username == "" || a.Password == "" {
-			return helmAccess{}, fmt.Errorf("secret '%s/%s' needs both 'username' and 'password'", repo.Namespace, ref.Name)
+		if a.Username, a.Password, err = helmCredentials(repo, data); err != nil {
+			return helmAccess{}, err
 		}
 	}
 	a.Transport = http.DefaultTransport.(*http.Transport).Clone()
@@ -85,9 +85,9 @@ func (r *SourceReconciler) helmRepositoryAccess(ctx context.Context, repo *sourc
 		if err != nil {
 			return helmAccess{}, err
 		}
-		cfg, err := tlsConfig(data)
+		cfg, err := secrets.TLSConfig(ctx, repo.Namespace, ref.Name, data)
 		if err != nil {
-			return helmAccess{}, fmt.Errorf("secret '%s/%s': %w", repo.Namespace, ref.Name, err)
+			return helmAccess{}, err
 		}
 		a.Transport.TLSClientConfig = cfg
 	}
@@ -104,11 +104,8 @@ func (r *SourceReconciler) secretTransport(ctx context.Context, namespace string
 		if err != nil {
 			return nil, err
 		}
-		if len(data["ca.crt"]) == 0 && len(data["tls.crt"]) == 0 && len(data["tls.key"]) == 0 {
-			return nil, fmt.Errorf("secret '%s/%s' has no TLS settings: 'ca.crt', or 'tls.crt' and 'tls.key'", namespace, certRef.Name)
-		}
-		if t.TLSClientConfig, err = tlsConfig(data); err != nil {
-			return nil, fmt.Errorf("secret '%s/%s': %w", namespace, certRef.Name, err)
+		if t.TLSClientConfig, err = secrets.TLSConfig(ctx, namespace, certRef.Name, data); err != nil {
+			return nil, err
 		}
 	}
 	if proxyRef != nil {

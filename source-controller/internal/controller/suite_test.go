@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -100,7 +101,9 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	server.Start()
 	defer server.Close()
 
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	// The client reads Secrets uncached, as the controller's manager does.
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Client: bootstrap.ClientOptions()})
 	if err != nil {
 		return 0, err
 	}
