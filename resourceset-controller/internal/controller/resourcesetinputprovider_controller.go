@@ -2,7 +2,7 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,7 +12,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	kuberecorder "k8s.io/client-go/tools/record"
@@ -44,11 +43,6 @@ type ResourceSetInputProviderReconciler struct {
 	// --external-service-allowed-cidrs); nil is the default policy: no loopback, link-local or
 	// unspecified address.
 	Addresses *inputs.AddressPolicy
-
-	// secrets reads the Secrets of secretRef and certSecretRef straight from the API server (set
-	// by SetupWithManager; the embedded Client when nil): no Secret cache, and a replaced Secret is
-	// used at the next reconcile.
-	secrets client.Reader
 }
 
 // +kubebuilder:rbac:groups=fluxcd.controlplane.io,resources=resourcesetinputproviders,verbs=get;list;watch
@@ -189,70 +183,34 @@ func (r *ResourceSetInputProviderReconciler) fetchInputs(ctx context.Context, ob
 }
 
 // ociArtifactTags lists the tags of spec.url with the credentials of spec.secretRef (a
-// dockerconfigjson Secret) and the CA of spec.certSecretRef.
+// docker-config Secret) and the TLS settings of spec.certSecretRef.
 func (r *ResourceSetInputProviderReconciler) ociArtifactTags(ctx context.Context, obj *rsv1.ResourceSetInputProvider) ([]map[string]any, error) {
 	var opts []remote.Option
-	if obj.Spec.SecretRef != nil {
-		auth, err := r.registryAuth(ctx, obj)
+	if ref := obj.Spec.SecretRef; ref != nil {
+		data, err := r.secretData(ctx, obj.Namespace, ref.Name)
 		if err != nil {
 			return nil, err
+		}
+		auth, err := secrets.RegistryAuth(data, strings.TrimPrefix(obj.Spec.URL, inputs.OCIPrefix))
+		if err != nil {
+			return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, ref.Name, err)
 		}
 		opts = append(opts, remote.WithAuth(auth))
 	}
 	if obj.Spec.CertSecretRef != nil {
-		caPEM, err := r.caPEM(ctx, obj)
+		tlsConfig, err := r.tlsConfig(ctx, obj)
 		if err != nil {
 			return nil, err
 		}
 		// For a registry, plain HTTP is decided by the reference (spec.insecure becomes
 		// name.Insecure in inputs.OCIArtifactTags), so the transport does not refuse it here.
-		httpClient, err := inputs.HTTPClient(caPEM, true, 0, nil)
-		if err != nil {
-			return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, obj.Spec.CertSecretRef.Name, err)
-		}
-		opts = append(opts, remote.WithTransport(httpClient.Transport))
+		opts = append(opts, remote.WithTransport(inputs.HTTPClient(tlsConfig, true, 0, nil).Transport))
 	}
 	f := inputs.Filter{Limit: obj.GetLimit()}
 	if obj.Spec.Filter != nil {
 		f.SemVer, f.IncludeTag, f.ExcludeTag = obj.Spec.Filter.SemVer, obj.Spec.Filter.IncludeTag, obj.Spec.Filter.ExcludeTag
 	}
 	return inputs.OCIArtifactTags(ctx, obj.Spec.URL, f, obj.Spec.Insecure, opts...)
-}
-
-// registryAuth is the entry of spec.secretRef's `.dockerconfigjson` for the host of spec.url.
-func (r *ResourceSetInputProviderReconciler) registryAuth(ctx context.Context, obj *rsv1.ResourceSetInputProvider) (authn.Authenticator, error) {
-	name := obj.Spec.SecretRef.Name
-	data, err := r.secretData(ctx, obj.Namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	raw, ok := data[corev1.DockerConfigJsonKey]
-	if !ok {
-		return nil, fmt.Errorf("secret '%s/%s' has no '%s': it must be a %s Secret",
-			obj.Namespace, name, corev1.DockerConfigJsonKey, corev1.SecretTypeDockerConfigJson)
-	}
-	var cfg struct {
-		Auths map[string]authn.AuthConfig `json:"auths"`
-	}
-	// The decoder's error is not quoted: it may show a piece of the credentials.
-	if json.Unmarshal(raw, &cfg) != nil {
-		return nil, fmt.Errorf("secret '%s/%s': '%s' is not a Docker config JSON", obj.Namespace, name, corev1.DockerConfigJsonKey)
-	}
-	host, _, _ := strings.Cut(strings.TrimPrefix(obj.Spec.URL, inputs.OCIPrefix), "/")
-	for key, auth := range cfg.Auths {
-		if dockerConfigHost(key) == host {
-			return authn.FromConfig(auth), nil
-		}
-	}
-	return nil, fmt.Errorf("secret '%s/%s' has no credentials for '%s'", obj.Namespace, name, host)
-}
-
-// dockerConfigHost is the host of a Docker config `auths` key, which may be written as a host
-// ("ghcr.io") or a URL ("https://ghcr.io/v2/").
-func dockerConfigHost(key string) string {
-	key = strings.TrimPrefix(strings.TrimPrefix(key, "https://"), "http://")
-	host, _, _ := strings.Cut(key, "/")
-	return host
 }
 
 // externalService GETs spec.url with the token or basic credentials of spec.secretRef and the CA
@@ -270,10 +228,10 @@ func (r *ResourceSetInputProviderReconciler) externalService(ctx context.Context
 			return nil, fmt.Errorf("secret '%s/%s' has neither 'token' nor 'username' and 'password'", obj.Namespace, ref.Name)
 		}
 	}
-	var caPEM []byte
+	var tlsConfig *tls.Config
 	if obj.Spec.CertSecretRef != nil {
 		var err error
-		if caPEM, err = r.caPEM(ctx, obj); err != nil {
+		if tlsConfig, err = r.tlsConfig(ctx, obj); err != nil {
 			return nil, err
 		}
 	}
@@ -281,10 +239,7 @@ func (r *ResourceSetInputProviderReconciler) externalService(ctx context.Context
 	if addresses == nil {
 		addresses = &inputs.AddressPolicy{}
 	}
-	httpClient, err := inputs.HTTPClient(caPEM, obj.Spec.Insecure, 0, addresses)
-	if err != nil {
-		return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, obj.Spec.CertSecretRef.Name, err)
-	}
+	httpClient := inputs.HTTPClient(tlsConfig, obj.Spec.Insecure, 0, addresses)
 	list, err := inputs.ExternalService(ctx, obj.Spec.URL, httpClient, auth, inputs.DefaultMaxResponseBytes)
 	if err != nil {
 		return nil, err
@@ -297,26 +252,20 @@ func (r *ResourceSetInputProviderReconciler) externalService(ctx context.Context
 	return list, nil
 }
 
-// caPEM is the `ca.crt` of spec.certSecretRef.
-func (r *ResourceSetInputProviderReconciler) caPEM(ctx context.Context, obj *rsv1.ResourceSetInputProvider) ([]byte, error) {
+// tlsConfig is the TLS settings of spec.certSecretRef.
+func (r *ResourceSetInputProviderReconciler) tlsConfig(ctx context.Context, obj *rsv1.ResourceSetInputProvider) (*tls.Config, error) {
 	name := obj.Spec.CertSecretRef.Name
 	data, err := r.secretData(ctx, obj.Namespace, name)
 	if err != nil {
 		return nil, err
 	}
-	ca, ok := data["ca.crt"]
-	if !ok || len(ca) == 0 {
-		return nil, fmt.Errorf("secret '%s/%s' has no 'ca.crt'", obj.Namespace, name)
-	}
-	return ca, nil
+	return secrets.TLSConfig(ctx, obj.Namespace, name, data)
 }
 
-// secretData reads a Secret of the provider's namespace. A missing Secret is an ordinary failure
-// (retried with backoff): it may be created after the provider.
+// secretData reads a Secret of the provider's namespace with the manager's client, which reads
+// Secrets from the API server (bootstrap.ClientOptions): a replaced Secret is used at the next
+// reconcile. A missing Secret is an ordinary failure (retried with backoff): it may be created
+// after the provider.
 func (r *ResourceSetInputProviderReconciler) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
-	reader := r.secrets
-	if reader == nil {
-		reader = r.Client
-	}
-	return secrets.Data(ctx, reader, namespace, name)
+	return secrets.Data(ctx, r.Client, namespace, name)
 }

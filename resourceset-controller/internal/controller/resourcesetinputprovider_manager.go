@@ -19,7 +19,6 @@ import (
 // reconcileEvery. Secrets are read from the API server, not watched: a changed Secret is used at
 // the next reconcile.
 func (r *ResourceSetInputProviderReconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	r.secrets = mgr.GetAPIReader()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&rsv1.ResourceSetInputProvider{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},

@@ -82,7 +82,9 @@ func TestMain(m *testing.M) {
 }
 
 func startManager(ctx context.Context, scheme *runtime.Scheme) error {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	// The client reads Secrets uncached, as the controller's manager does.
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Client: bootstrap.ClientOptions()})
 	if err != nil {
 		return err
 	}

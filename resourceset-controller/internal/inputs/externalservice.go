@@ -35,10 +35,7 @@ func ExternalService(ctx context.Context, url string, client *http.Client, auth 
 		maxBytes = DefaultMaxResponseBytes
 	}
 	if client == nil {
-		var err error
-		if client, err = HTTPClient(nil, false, 0, &AddressPolicy{}); err != nil {
-			return nil, err
-		}
+		client = HTTPClient(nil, false, 0, &AddressPolicy{})
 	}
 	u, err := neturl.Parse(url)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {

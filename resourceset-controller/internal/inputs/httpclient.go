@@ -2,32 +2,25 @@ package inputs
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"net"
 	"net/http"
 	"time"
 )
 
-// HTTPClient is the client of an ExternalService provider. caPEM (the certSecretRef's ca.crt)
-// is trusted in addition to the system's roots; TLS is 1.2 or newer. Without insecure the client
+// HTTPClient is the client of an ExternalService provider. tlsConfig is that of the
+// certSecretRef (shared/secrets.TLSConfig: its ca.crt is trusted in addition to the system's
+// roots); nil is the system's roots. Without insecure the client
 // refuses plain http:// requests, redirects included, so a credential never leaves in clear
 // text; insecure allows them (spec.insecure), it never disables certificate checks. timeout
 // bounds each request, none when zero. addresses refuses, at each connection, the addresses it
 // does not allow; nil checks none (for the registries of OCIArtifactTag, which go through their
 // own client). Through a proxy (HTTPS_PROXY), the proxy's address is the one checked.
-func HTTPClient(caPEM []byte, insecure bool, timeout time.Duration, addresses *AddressPolicy) (*http.Client, error) {
+func HTTPClient(tlsConfig *tls.Config, insecure bool, timeout time.Duration, addresses *AddressPolicy) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
-	if len(caPEM) > 0 {
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(caPEM) {
-			return nil, errors.New("ca.crt holds no PEM certificate")
-		}
-		tr.TLSClientConfig.RootCAs = pool
+	if tlsConfig != nil {
+		tr.TLSClientConfig = tlsConfig
 	}
 	if addresses != nil {
 		// http.DefaultTransport's dialer, with the check.
@@ -38,7 +31,7 @@ func HTTPClient(caPEM []byte, insecure bool, timeout time.Duration, addresses *A
 	if !insecure {
 		rt = httpsOnly{tr}
 	}
-	return &http.Client{Transport: rt, Timeout: timeout}, nil
+	return &http.Client{Transport: rt, Timeout: timeout}
 }
 
 // errPlainHTTP is the error of a request httpsOnly refuses.
