@@ -90,31 +90,39 @@ func TestServiceDNS(t *testing.T) {
 	})
 }
 
-// withCluster starts a cluster with a real node (and CoreDNS when dns), runs test, then stops the
-// node and checks that the host is as it was before: sysctls, nftables tables, network
-// interfaces, mounts, cgroups, directories and processes.
+// withCluster starts a cluster with a real node (and CoreDNS when dns) that runs the
+// manifest-generator's image, runs test, then stops the node and checks that the host is as it
+// was before (runCluster).
 func withCluster(t *testing.T, dns bool, test func(ctx context.Context, cluster *Cluster)) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(root, "bin")
-	if err := checkBinaries(bin, dns); err != nil {
-		t.Fatal(err)
-	}
 	archive := images.Archive(filepath.Join(bin, "images"), "manifest-generator")
 	if _, err := os.Stat(archive); err != nil {
 		t.Fatalf("%s not found: run `make images`", archive)
+	}
+	runCluster(t, ClusterOptions{Options: Options{BinDir: bin, Images: []string{archive}, DNS: dns}}, 5*time.Minute, test)
+}
+
+// runCluster starts a cluster of opts with a real node (its StateDir and Log are the test's),
+// runs test within timeout, then stops the node and checks that the host is as it was before:
+// sysctls, nftables tables, network interfaces, mounts, cgroups, directories and processes.
+func runCluster(t *testing.T, opts ClusterOptions, timeout time.Duration, test func(ctx context.Context, cluster *Cluster)) {
+	if err := checkBinaries(opts.BinDir, opts.DNS); err != nil {
+		t.Fatal(err)
 	}
 	if err := CleanStale(); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshotHost(t)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	start := time.Now()
-	cluster, err := StartCluster(ctx, Options{BinDir: bin, StateDir: t.TempDir(), Images: []string{archive}, DNS: dns, Log: t.Logf})
+	opts.StateDir, opts.Log = t.TempDir(), t.Logf
+	cluster, err := StartCluster(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,197 @@
+//go:build node
+
+package node
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/e2e/images"
+	"github.com/sluice-gitops/sluice/shared/testenv"
+)
+
+// TestDeployDefault runs deploy/default as users run it: the four images (built from bin/ by
+// e2e/images, imported into the node), deploy/default rendered by kustomize through an overlay
+// that points it at them, applied server-side with kubectl, and every Deployment's pod Running
+// and Ready, with ServiceAccount tokens and the API server reached through the kubernetes
+// Service. The namespace enforces the baseline Pod Security level and warns at restricted: the
+// pods were admitted, and kubectl's only warning is the manifest-generator's runner.
+func TestDeployDefault(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(root, "bin")
+	start := time.Now()
+	built, err := images.Build(images.Options{Bin: bin, Out: filepath.Join(bin, "images")})
+	if err != nil {
+		t.Fatalf("building the images: %v", err)
+	}
+	var archives []string
+	for _, b := range built {
+		archives = append(archives, b.Path)
+	}
+	t.Logf("%d images built in %v", len(archives), time.Since(start).Round(time.Millisecond))
+	rendered := renderDeployDefault(t, root, bin)
+
+	opts := ClusterOptions{Options: Options{BinDir: bin, Images: archives, DNS: true}, InClusterAPI: true}
+	runCluster(t, opts, 10*time.Minute, func(ctx context.Context, cluster *Cluster) {
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "--kubeconfig", cluster.Kubeconfig,
+			"apply", "--server-side", "--field-manager=sluice-e2e", "-f", rendered)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("kubectl apply: %v\n%s%s", err, stdout.String(), stderr.String())
+		}
+		warnings := podSecurityWarnings(stderr.String())
+		if len(warnings) != 1 || !strings.Contains(warnings[0], `container "runner"`) || strings.Contains(warnings[0], `container "manager"`) {
+			t.Errorf("want one restricted warning, for the manifest-generator's runner; kubectl printed:\n%s", stderr.String())
+		}
+		waitDeploymentsReady(ctx, t, cluster, "sluice-system", images.Controllers)
+		t.Logf("every Deployment's pod Running and Ready %v after apply", time.Since(start).Round(time.Millisecond))
+		// Each controller reached the API server with its token and its rights: it holds its
+		// leader election Lease.
+		waitLeases(ctx, t, cluster, "sluice-system", len(images.Controllers))
+	})
+}
+
+// renderDeployDefault writes an overlay of deploy/default that sets the images to the ones of
+// e2e/images (deploy/README.md, Images without a registry), renders it with bin/kustomize and
+// returns the rendered file.
+func renderDeployDefault(t *testing.T, root, bin string) string {
+	t.Helper()
+	dir := t.TempDir()
+	// kustomize takes a kustomization only by a relative path.
+	base, err := filepath.Rel(dir, filepath.Join(root, "deploy", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\nimages:\n", base)
+	for _, c := range images.Controllers {
+		fmt.Fprintf(&b, "  - {name: ghcr.io/sluice-gitops/%s, newName: %s/%s, newTag: %s}\n", c, images.Repository, c, images.Tag)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(bin, "kustomize"), "build", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kustomize build: %v\n%s", err, out)
+	}
+	for _, c := range images.Controllers {
+		if !bytes.Contains(out, []byte("image: "+images.Ref(c))) {
+			t.Fatalf("the rendered overlay does not run %s", images.Ref(c))
+		}
+	}
+	rendered := filepath.Join(dir, "rendered.yaml")
+	if err := os.WriteFile(rendered, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return rendered
+}
+
+// podSecurityWarnings are the lines of kubectl's output that warn of a Pod Security violation.
+func podSecurityWarnings(output string) []string {
+	var w []string
+	for _, line := range strings.Split(output, "\n") {
+		if strings.Contains(line, "would violate PodSecurity") {
+			w = append(w, line)
+		}
+	}
+	return w
+}
+
+// waitDeploymentsReady waits until each named Deployment of ns has its one replica Ready. On
+// timeout it fails with each pod's state, its containers' last logs and the namespace's events.
+func waitDeploymentsReady(ctx context.Context, t *testing.T, cluster *Cluster, ns string, names []string) {
+	t.Helper()
+	client := cluster.Node.Client
+	for {
+		ready := 0
+		for _, name := range names {
+			d, err := client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			if err == nil && d.Status.ReadyReplicas == 1 && d.Status.UpdatedReplicas == 1 {
+				ready++
+			}
+		}
+		if ready == len(names) {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d Deployments Ready:\n%s", ready, len(names), describeNamespace(cluster, ns))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitLeases waits until n Leases of ns have a holder, each a pod of ns.
+func waitLeases(ctx context.Context, t *testing.T, cluster *Cluster, ns string, n int) {
+	t.Helper()
+	client := cluster.Node.Client
+	for {
+		var held []string
+		leases, err := client.CoordinationV1().Leases(ns).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for _, l := range leases.Items {
+				if l.Spec.HolderIdentity == nil {
+					continue
+				}
+				if _, err := client.CoreV1().Pods(ns).Get(ctx, strings.Split(*l.Spec.HolderIdentity, "_")[0], metav1.GetOptions{}); err == nil {
+					held = append(held, l.Name)
+				}
+			}
+		}
+		if len(held) == n {
+			t.Logf("leases held by the controllers' pods: %v", held)
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d Leases held (%v):\n%s", len(held), n, held, describeNamespace(cluster, ns))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// describeNamespace tells why pods are not Ready: their phase and containers' states, the last
+// lines of each container's logs and the namespace's events.
+func describeNamespace(cluster *Cluster, ns string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := cluster.Node.Client
+	var b strings.Builder
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	tail := int64(20)
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "pod %s: %s\n", p.Name, p.Status.Phase)
+		for _, c := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, "  container %s ready=%v restarts=%d state=%+v last=%+v\n", c.Name, c.Ready, c.RestartCount, c.State, c.LastTerminationState)
+			for _, previous := range []bool{false, true} {
+				logs, err := client.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name, TailLines: &tail, Previous: previous}).DoRaw(ctx)
+				if err == nil && len(logs) > 0 {
+					fmt.Fprintf(&b, "  logs (previous=%v):\n%s\n", previous, logs)
+				}
+			}
+		}
+	}
+	events, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, e := range events.Items {
+			fmt.Fprintf(&b, "event %s/%s %s %s: %s\n", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Type, e.Reason, e.Message)
+		}
+	}
+	return b.String()
+}
