@@ -106,7 +106,7 @@ func main() {
 	}
 	bootstrap.Exit(generation.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestGeneration controller")
 	update := &controller.ManifestUpdateReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Metrics: &readiness,
+		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
 		// The builder's scheme: patch files merge the same way when synced and when updated.
 		Scheme: clientgoscheme.Scheme, Path: buildOpts.Path, DefaultTimeout: buildOpts.DefaultTimeout, MaxOutput: buildOpts.MaxOutput,
 		Runner: runnerClient, Limits: buildOpts.Limits, RequeueDependency: opts.RequeueDependency,

@@ -3,16 +3,16 @@ package controller
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/sluice-gitops/sluice/shared/secrets"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/imagescan"
@@ -35,29 +35,29 @@ type registries struct {
 func (r *ManifestGenerationReconciler) registries(ctx context.Context, obj *generatorv1.ManifestGeneration) registries {
 	spec := obj.Spec.Automation
 	regs := registries{insecure: spec.Insecure}
-	if spec.SecretRef != nil {
-		s, err := r.automationSecret(ctx, obj.Namespace, spec.SecretRef.Name)
-		if err == nil && len(s.Data[corev1.DockerConfigJsonKey]) == 0 {
-			err = fmt.Errorf("secret '%s/%s' has no %s", obj.Namespace, spec.SecretRef.Name, corev1.DockerConfigJsonKey)
+	if ref := spec.SecretRef; ref != nil {
+		data, err := secrets.Data(ctx, r.Client, obj.Namespace, ref.Name)
+		if err == nil {
+			// Checked once here, so that a Secret that is not a docker config says so.
+			if err = (&secrets.Registries{}).Add(data); err != nil {
+				err = fmt.Errorf("secret '%s/%s': %w", obj.Namespace, ref.Name, err)
+			}
 		}
 		if err != nil {
 			regs.err = err
 			return regs
 		}
-		regs.secrets = append(regs.secrets, s.Data)
+		regs.secrets = append(regs.secrets, data)
 	}
-	if spec.CertSecretRef != nil {
-		s, err := r.automationSecret(ctx, obj.Namespace, spec.CertSecretRef.Name)
-		if err == nil && len(s.Data["ca.crt"]) == 0 {
-			err = fmt.Errorf("secret '%s/%s' has no ca.crt", obj.Namespace, spec.CertSecretRef.Name)
-		}
+	if ref := spec.CertSecretRef; ref != nil {
+		data, err := secrets.Data(ctx, r.Client, obj.Namespace, ref.Name)
 		if err != nil {
 			regs.err = err
 			return regs
 		}
-		t, err := r.caTransport(s.Data["ca.crt"])
+		t, err := r.tlsTransport(ctx, obj.Namespace, ref.Name, data)
 		if err != nil {
-			regs.err = fmt.Errorf("secret '%s/%s': %w", obj.Namespace, spec.CertSecretRef.Name, err)
+			regs.err = err
 			return regs
 		}
 		regs.transport = t
@@ -78,39 +78,34 @@ func (r *ManifestGenerationReconciler) registries(ctx context.Context, obj *gene
 		if r, ok := seen[key]; ok {
 			return r.data, r.err
 		}
-		s := &corev1.Secret{}
-		err := cl.Get(ctx, key, s)
-		seen[key] = read{data: s.Data, err: err}
-		return s.Data, err
+		data, err := secrets.Data(ctx, cl, namespace, name)
+		seen[key] = read{data: data, err: err}
+		return data, err
 	}
 	return regs
 }
 
-// caTransport is the transport that trusts the CA bundle ca: one per bundle, kept, as the
-// scanner keeps its registry sessions per transport.
-func (r *ManifestGenerationReconciler) caTransport(ca []byte) (http.RoundTripper, error) {
-	key := sha256.Sum256(ca)
+// tlsTransport is the transport with the TLS settings of the certSecretRef namespace/name: one
+// per content of the Secret, kept, as the scanner keeps its registry sessions per transport.
+func (r *ManifestGenerationReconciler) tlsTransport(ctx context.Context, namespace, name string, data map[string][]byte) (http.RoundTripper, error) {
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		fmt.Fprintf(h, "%d:%s%d:", len(k), k, len(data[k]))
+		h.Write(data[k])
+	}
+	var key [sha256.Size]byte
+	copy(key[:], h.Sum(nil))
 	if t, ok := r.transports.Load(key); ok {
 		return t.(http.RoundTripper), nil
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return nil, errors.New("ca.crt holds no PEM certificate")
+	cfg, err := secrets.TLSConfig(ctx, namespace, name, data)
+	if err != nil {
+		return nil, err
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	t.TLSClientConfig = cfg
 	actual, _ := r.transports.LoadOrStore(key, http.RoundTripper(t))
 	return actual.(http.RoundTripper), nil
-}
-
-// automationSecret reads a Secret of the generation's namespace, uncached: the controller does
-// not watch Secrets.
-func (r *ManifestGenerationReconciler) automationSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-	s := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
-		return nil, fmt.Errorf("reading secret '%s/%s': %w", namespace, name, err)
-	}
-	return s, nil
 }
 
 func (g registries) nameOptions() []name.Option {
@@ -127,18 +122,20 @@ func (g registries) options(ctx context.Context, c automatedContainer) (imagesca
 	if g.err != nil {
 		return imagescan.Options{}, g.err
 	}
-	secrets := g.secrets
+	pullSecrets := g.secrets
 	for _, s := range c.pullSecrets {
 		data, err := g.pullSecrets(ctx, c.ref.Namespace, s)
 		if err != nil {
 			log.FromContext(ctx).V(1).Info("imagePullSecret skipped", "workload", c.ref.String(), "secret", s, "error", err.Error())
 			continue
 		}
-		secrets = append(secrets, data)
+		pullSecrets = append(pullSecrets, data)
 	}
-	keychain, err := imagescan.KeychainFromSecrets(secrets...)
-	if err != nil {
-		return imagescan.Options{}, err
+	keychain := &secrets.Registries{}
+	for i, data := range pullSecrets {
+		if err := keychain.Add(data); err != nil {
+			return imagescan.Options{}, fmt.Errorf("image pull secret %d: %w", i+1, err)
+		}
 	}
 	return imagescan.Options{Keychain: keychain, Insecure: g.insecure, Transport: g.transport}, nil
 }

@@ -60,7 +60,7 @@ type ManifestGenerationReconciler struct {
 
 	once      sync.Once
 	lifecycle *owner.Lifecycle[*generatorv1.ManifestGeneration]
-	// transports trust the CA bundles of spec.automation.certSecretRef, by digest.
+	// transports have the TLS settings of spec.automation.certSecretRef, by digest of its data.
 	transports sync.Map
 }
 

@@ -35,8 +35,6 @@ import (
 // alone until its spec changes.
 type ManifestUpdateReconciler struct {
 	client.Client
-	// APIReader reads Secrets uncached.
-	APIReader     client.Reader
 	EventRecorder kuberecorder.EventRecorder
 	Metrics       *runtimectrl.Metrics
 	// Scheme holds the built-in kinds that patch files merge strategically.

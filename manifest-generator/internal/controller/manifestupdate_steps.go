@@ -158,13 +158,10 @@ func (r *ManifestUpdateReconciler) pushOptions(ctx context.Context, obj *generat
 	return opts, cleanup, nil
 }
 
-// secretData reads a Secret uncached.
+// secretData reads a Secret with the manager's client, which reads Secrets from the API server
+// (bootstrap.ClientOptions).
 func (r *ManifestUpdateReconciler) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
-	return secrets.Data(ctx, reader, namespace, name)
+	return secrets.Data(ctx, r.Client, namespace, name)
 }
 
 // requestSourceReconcile annotates the GitRepository with reconcile.fluxcd.io/requestedAt so

@@ -114,7 +114,9 @@ func TestMain(m *testing.M) {
 }
 
 func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) error {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	// The client reads Secrets uncached, as the controller's manager does.
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Client: bootstrap.ClientOptions()})
 	if err != nil {
 		return err
 	}
@@ -143,7 +145,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 		return err
 	}
 	update := &ManifestUpdateReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Metrics: &readiness,
+		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
 		Scheme: clientgoscheme.Scheme, Path: filepath.Join(env.Root, "bin") + ":/usr/local/bin:/usr/bin:/bin", RequeueDependency: time.Second,
 		Runner: runnerClient, Limits: testLimits,
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sluice-gitops/sluice/shared/secrets"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
 
@@ -18,8 +20,18 @@ import (
 func dockerConfigJSON(registry, username, password string) map[string][]byte {
 	auth := base64.StdEncoding.EncodeToString([]byte(username + ":" + password))
 	return map[string][]byte{
-		DockerConfigJSONKey: fmt.Appendf(nil, `{"auths":{%q:{"auth":%q}}}`, registry, auth),
+		corev1.DockerConfigJsonKey: fmt.Appendf(nil, `{"auths":{%q:{"auth":%q}}}`, registry, auth),
 	}
+}
+
+// keychain reads the data of image pull Secrets, in order, as the automation does.
+func keychain(t *testing.T, pullSecrets ...map[string][]byte) *secrets.Registries {
+	t.Helper()
+	k := &secrets.Registries{}
+	for _, data := range pullSecrets {
+		NewWithT(t).Expect(k.Add(data)).To(Succeed())
+	}
+	return k
 }
 
 func TestBasicAuthThroughPullSecrets(t *testing.T) {
@@ -38,12 +50,11 @@ func TestBasicAuthThroughPullSecrets(t *testing.T) {
 	// A wrong secret for another registry first, then a wrong password for a
 	// longer path of another repository, then the right one for the host:
 	// the host's entry is the one that matches.
-	k, err := KeychainFromSecrets(
+	k := keychain(t,
 		dockerConfigJSON("ghcr.io", "x", "y"),
 		dockerConfigJSON(reg.Host()+"/other", "bot", "wrong"),
 		dockerConfigJSON("https://"+reg.Host()+"/v2/", "bot", "s3cret"),
 	)
-	g.Expect(err).NotTo(HaveOccurred())
 	tags, err := s.Tags(ctx, repo, Options{Keychain: k})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tags).To(ConsistOf("1.0.0", "1.1.0"))
@@ -57,49 +68,16 @@ func TestBasicAuthThroughPullSecrets(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("UNAUTHORIZED")))
 
 	// The first secret wins for the same registry.
-	k, err = KeychainFromSecrets(
+	k = keychain(t,
 		dockerConfigJSON(reg.Host(), "bot", "wrong"),
 		dockerConfigJSON(reg.Host(), "bot", "s3cret"),
 	)
-	g.Expect(err).NotTo(HaveOccurred())
 	_, err = s.Tags(ctx, repo, Options{Keychain: k})
 	g.Expect(err).To(MatchError(ContainSubstring("UNAUTHORIZED")))
 
 	// Auth given directly.
 	_, err = s.Tags(ctx, repo, Options{Auth: &authn.Basic{Username: "bot", Password: "s3cret"}})
 	g.Expect(err).NotTo(HaveOccurred())
-}
-
-func TestKeychainFromSecrets(t *testing.T) {
-	g := NewWithT(t)
-	k, err := KeychainFromSecrets(
-		map[string][]byte{DockerCfgKey: []byte(`{"https://index.docker.io/v1/":{"username":"hub","password":"p"}}`)},
-		dockerConfigJSON("registry.example.com/team", "team", "t"),
-		dockerConfigJSON("registry.example.com", "all", "a"),
-	)
-	g.Expect(err).NotTo(HaveOccurred())
-	for ref, user := range map[string]string{
-		"nginx":                                  "hub",
-		"docker.io/library/nginx":                "hub",
-		"registry.example.com/team/app":          "team",
-		"registry.example.com/teamx/app":         "all",
-		"registry.example.com/other":             "all",
-		"registry.example.com:5000/team/app":     "",
-		"other.example.com/registry.example.com": "",
-	} {
-		repo, err := parseRepo(ref)
-		g.Expect(err).NotTo(HaveOccurred())
-		auth, err := authn.Resolve(context.Background(), k, repo)
-		g.Expect(err).NotTo(HaveOccurred())
-		cfg, err := authn.Authorization(context.Background(), auth)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(cfg.Username).To(Equal(user), ref)
-	}
-
-	_, err = KeychainFromSecrets(map[string][]byte{"token": []byte("x")})
-	g.Expect(err).To(MatchError(`image pull secret 1: no .dockerconfigjson or .dockercfg key`))
-	_, err = KeychainFromSecrets(dockerConfigJSON("a", "b", "c"), map[string][]byte{DockerConfigJSONKey: []byte(`{"auths":`)})
-	g.Expect(err).To(MatchError(ContainSubstring("image pull secret 2: .dockerconfigjson: unexpected end of JSON input")))
 }
 
 func TestTLSThroughTransport(t *testing.T) {

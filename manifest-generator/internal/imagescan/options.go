@@ -19,8 +19,8 @@ import (
 // belong to the caller (a workload's imagePullSecrets, a CA bundle), while
 // the caches belong to the Scanner.
 type Options struct {
-	// Keychain finds the credentials for the repository (KeychainFromSecrets
-	// builds one from imagePullSecrets); Auth gives them directly. At most
+	// Keychain finds the credentials for the repository (shared/secrets'
+	// Registries reads imagePullSecrets into one); Auth gives them directly. At most
 	// one of them; neither means anonymous.
 	Keychain authn.Keychain
 	Auth     authn.Authenticator
