@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +32,9 @@ func automatedDeployment(image string, policies map[string]string) string {
 	var b strings.Builder
 	b.WriteString("# podinfo, released by the automation\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: podinfo\n  namespace: " +
 		nsPlaceholder + "\n  annotations:\n")
-	for k, v := range policies {
-		b.WriteString("    " + k + ": \"" + v + "\"\n")
+	// Sorted: two calls with the same policies write the same manifest.
+	for _, k := range slices.Sorted(maps.Keys(policies)) {
+		b.WriteString("    " + k + ": \"" + policies[k] + "\"\n")
 	}
 	b.WriteString(`spec:
   selector:
