@@ -27,6 +27,13 @@ import (
 // Service. The namespace enforces the baseline Pod Security level and warns at restricted: the
 // pods were admitted, and kubectl's only warning is the manifest-generator's runner.
 func TestDeployDefault(t *testing.T) {
+	withDeployDefault(t, func(context.Context, *Cluster) {})
+}
+
+// withDeployDefault starts a cluster whose pods reach the API server (InClusterAPI) and CoreDNS,
+// applies deploy/default with the images of e2e/images, waits until every controller is Ready
+// and holds its Lease, and runs test.
+func withDeployDefault(t *testing.T, test func(ctx context.Context, cluster *Cluster)) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -47,23 +54,49 @@ func TestDeployDefault(t *testing.T) {
 	opts := ClusterOptions{Options: Options{BinDir: bin, Images: archives, DNS: true}, InClusterAPI: true}
 	runCluster(t, opts, 10*time.Minute, func(ctx context.Context, cluster *Cluster) {
 		start := time.Now()
-		cmd := exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "--kubeconfig", cluster.Kubeconfig,
-			"apply", "--server-side", "--field-manager=sluice-e2e", "-f", rendered)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("kubectl apply: %v\n%s%s", err, stdout.String(), stderr.String())
-		}
-		warnings := podSecurityWarnings(stderr.String())
+		out := kubectl(ctx, t, cluster, "apply", "--server-side", "--field-manager=sluice-e2e", "-f", rendered)
+		warnings := podSecurityWarnings(out)
 		if len(warnings) != 1 || !strings.Contains(warnings[0], `container "runner"`) || strings.Contains(warnings[0], `container "manager"`) {
-			t.Errorf("want one restricted warning, for the manifest-generator's runner; kubectl printed:\n%s", stderr.String())
+			t.Errorf("want one restricted warning, for the manifest-generator's runner; kubectl printed:\n%s", out)
 		}
 		waitDeploymentsReady(ctx, t, cluster, "sluice-system", images.Controllers)
 		t.Logf("every Deployment's pod Running and Ready %v after apply", time.Since(start).Round(time.Millisecond))
 		// Each controller reached the API server with its token and its rights: it holds its
 		// leader election Lease.
 		waitLeases(ctx, t, cluster, "sluice-system", len(images.Controllers))
+		test(ctx, cluster)
+		noRestarts(ctx, t, cluster, "sluice-system")
 	})
+}
+
+// kubectl runs bin/kubectl with the cluster's administrator and returns its output (stdout, then
+// stderr, where the warnings are).
+func kubectl(ctx context.Context, t *testing.T, cluster *Cluster, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, filepath.Join(cluster.Node.opts.BinDir, "kubectl"), append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl %v: %v\n%s%s", args, err, stdout.String(), stderr.String())
+	}
+	return stdout.String() + stderr.String()
+}
+
+// noRestarts fails when a container of ns restarted.
+func noRestarts(ctx context.Context, t *testing.T, cluster *Cluster, ns string) {
+	t.Helper()
+	pods, err := cluster.Node.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			if c.RestartCount > 0 {
+				t.Errorf("container %s of %s restarted %d times:\n%s", c.Name, p.Name, c.RestartCount, describeNamespace(cluster, ns))
+				return
+			}
+		}
+	}
 }
 
 // renderDeployDefault writes an overlay of deploy/default that sets the images to the ones of
@@ -194,4 +227,22 @@ func describeNamespace(cluster *Cluster, ns string) string {
 		}
 	}
 	return b.String()
+}
+
+// kubectlMay runs bin/kubectl with the cluster's administrator and returns its output, and its
+// error's when it failed.
+func kubectlMay(ctx context.Context, cluster *Cluster, args ...string) string {
+	cmd := exec.CommandContext(ctx, filepath.Join(cluster.Node.opts.BinDir, "kubectl"), append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("%s(%v)", out, err)
+	}
+	return string(out)
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -5,7 +5,8 @@
 //
 // Nothing is pulled: the pods' sandbox image is built here from a static program
 // (internal/pause), and the images pods run are imported from archives (`make images`). Nothing
-// listens beyond loopback and the pods' network namespaces.
+// listens beyond loopback, the pods' network namespaces and, with StartCluster's InClusterAPI
+// (pods reach the API server through the kubernetes Service), the pods' bridge address.
 //
 // The node changes the host: sysctls (the kubelet's panic and overcommit settings, the bridge's
 // ip_forward), a bridge and veths, nftables tables (kube-proxy, the bridge's masquerading,

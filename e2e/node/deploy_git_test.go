@@ -1,0 +1,80 @@
+//go:build node
+
+package node
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/shared/testserver"
+)
+
+// TestDeployDefaultFromGit: deploy/default's pods bring a Git repository into the cluster. The
+// source-controller fetches a GitRepository from a Git server of shared/testserver (on the
+// host's loopback, relayed on the pods' bridge address as the API server is), and the
+// manifest-generator's runner runs the repository's .flux.yaml (kustomize build) in a session of
+// its own and the manager applies the output.
+func TestDeployDefaultFromGit(t *testing.T) {
+	srv := testserver.NewGitServer(t, testserver.Options{})
+	repo := srv.NewRepo(t, "app")
+	repo.Commit(t, "app", map[string]string{
+		".flux.yaml":             "version: 1\npatchUpdated:\n  generators:\n    - command: kustomize build .\n  patchFile: flux-patch.yaml\n",
+		"app/kustomization.yaml": "namespace: sluice-system\nresources: [configmap.yaml]\n",
+		"app/configmap.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-git\ndata:\n  greeting: hello\n",
+	})
+	withDeployDefault(t, func(ctx context.Context, cluster *Cluster) {
+		u, err := url.Parse(repo.HTTPURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		gateway, err := bridgeAddress(cluster.Node.opts.PodCIDR)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listen := net.JoinHostPort(gateway.String(), u.Port())
+		relay, err := startServiceRelay(listen, u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer relay.stop()
+		u.Host = listen
+		objects := fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: sluice-system}
+spec:
+  interval: 1m
+  url: %s
+  ref: {branch: %s}
+---
+apiVersion: generator.toolkit.fluxcd.io/v1alpha1
+kind: ManifestGeneration
+metadata: {name: app, namespace: sluice-system}
+spec:
+  sourceRef: {kind: GitRepository, name: app}
+  path: ./app
+  interval: 1m
+`, u.String(), repo.CurrentBranch(t))
+		file := t.TempDir() + "/objects.yaml"
+		writeFile(t, file, objects)
+		kubectl(ctx, t, cluster, "apply", "--server-side", "-f", file)
+		for _, object := range []string{"gitrepository/app", "manifestgeneration/app"} {
+			if out := kubectlMay(ctx, cluster, "-n", "sluice-system", "wait", "--for=condition=Ready", "--timeout=120s", object); !strings.Contains(out, "condition met") {
+				t.Fatalf("%s not Ready: %s\n%s\n%s", object, out, kubectlMay(ctx, cluster, "-n", "sluice-system", "get", object, "-o", "yaml"),
+					describeNamespace(cluster, "sluice-system"))
+			}
+		}
+		cm, err := cluster.Node.Client.CoreV1().ConfigMaps("sluice-system").Get(ctx, "from-git", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the generated ConfigMap: %v", err)
+		}
+		if cm.Data["greeting"] != "hello" {
+			t.Errorf("the generated ConfigMap holds %v", cm.Data)
+		}
+	})
+}
