@@ -32,7 +32,7 @@ TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTR
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: all tools node-tools test-node generate check-generated build images test test-modules lint dev bench fuzz clean
+.PHONY: all tools node-tools test-node generate check-generated build images test test-modules lint dev cluster bench fuzz clean
 
 all: build
 
@@ -191,6 +191,14 @@ dev: tools build
 	cd e2e && go build -o $(BIN)/sandbox ./cmd/sandbox
 	$(BIN)/sandbox --bin $(BIN) --state $(ROOT)/.dev --examples $(ROOT)/deploy/examples
 
+## cluster: Sluice as its users run it, on a real node of this machine (as root): the control
+## plane and the node of e2e/node, deploy/default with the images of bin/images, the demo's Git
+## server reachable from the pods and the host, the demo applied; prints the kubeconfig and the
+## repository URL (state in .cluster/); Ctrl-C stops it and undoes the node's changes to the host
+cluster: tools node-tools images
+	cd e2e && go build -o $(BIN)/sandbox ./cmd/sandbox
+	$(BIN)/sandbox --node --bin $(BIN) --state $(ROOT)/.cluster --examples $(ROOT)/deploy/examples
+
 ## bench: run every module's benchmarks (those of e2e run the binaries of bin/) and print a table
 bench: tools build
 	@for m in $(MODULES); do ( cd $$m && go test -run '^$$' -bench . -benchmem ./... ) ; done | tee /tmp/sluice-bench.txt | \
@@ -237,4 +245,4 @@ fuzz: tools
 	exit $$failed
 
 clean:
-	rm -rf $(BIN) .dev
+	rm -rf $(BIN) .dev .cluster

@@ -5,7 +5,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -33,17 +32,12 @@ func TestDeployDefaultFromGit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gateway, err := bridgeAddress(cluster.Node.opts.PodCIDR)
+		podAddr, stop, err := cluster.RelayToPods(u.Host)
 		if err != nil {
 			t.Fatal(err)
 		}
-		listen := net.JoinHostPort(gateway.String(), u.Port())
-		relay, err := startServiceRelay(listen, u.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer relay.stop()
-		u.Host = listen
+		defer stop()
+		u.Host = podAddr
 		objects := fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata: {name: app, namespace: sluice-system}

@@ -99,36 +99,12 @@ func noRestarts(ctx context.Context, t *testing.T, cluster *Cluster, ns string) 
 	}
 }
 
-// renderDeployDefault writes an overlay of deploy/default that sets the images to the ones of
-// e2e/images (deploy/README.md, Images without a registry), renders it with bin/kustomize and
-// returns the rendered file.
+// renderDeployDefault renders deploy/default's overlay with the images of e2e/images
+// (RenderDeployDefault) into a directory of the test and returns the rendered file.
 func renderDeployDefault(t *testing.T, root, bin string) string {
 	t.Helper()
-	dir := t.TempDir()
-	// kustomize takes a kustomization only by a relative path.
-	base, err := filepath.Rel(dir, filepath.Join(root, "deploy", "default"))
+	rendered, err := RenderDeployDefault(root, bin, t.TempDir())
 	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\nimages:\n", base)
-	for _, c := range images.Controllers {
-		fmt.Fprintf(&b, "  - {name: ghcr.io/sluice-gitops/%s, newName: %s/%s, newTag: %s}\n", c, images.Repository, c, images.Tag)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(filepath.Join(bin, "kustomize"), "build", dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("kustomize build: %v\n%s", err, out)
-	}
-	for _, c := range images.Controllers {
-		if !bytes.Contains(out, []byte("image: "+images.Ref(c))) {
-			t.Fatalf("the rendered overlay does not run %s", images.Ref(c))
-		}
-	}
-	rendered := filepath.Join(dir, "rendered.yaml")
-	if err := os.WriteFile(rendered, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return rendered

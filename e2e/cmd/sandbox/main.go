@@ -1,6 +1,7 @@
 // Command sandbox runs Sluice locally behind `make dev`: the real control plane with the CRDs
 // installed, every controller binary against it, a Git server holding the demo repository, and
-// the demo of deploy/examples applied, until Ctrl-C.
+// the demo of deploy/examples applied, until Ctrl-C. With --node (`make cluster`) the controllers
+// run as deploy/default's pods on a real node of e2e/node instead.
 package main
 
 import (
@@ -21,6 +22,7 @@ func main() {
 	binDir := flag.String("bin", "bin", "Directory holding kube-apiserver, etcd and the controller binaries.")
 	stateDir := flag.String("state", ".dev", "Directory for the kubeconfig, the controller logs and the artifacts; removed on exit.")
 	examplesDir := flag.String("examples", "deploy/examples", "Directory of the demo: its *.yaml objects are applied, its repository/ is served over Git.")
+	onNode := flag.Bool("node", false, "Run deploy/default's controllers as pods on a real node (e2e/node; as root) instead of the binaries.")
 	flag.Parse()
 
 	bin, _ := filepath.Abs(*binDir)
@@ -28,7 +30,11 @@ func main() {
 	examples, _ := filepath.Abs(*examplesDir)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, bin, state, examples); err != nil {
+	start := run
+	if *onNode {
+		start = runNode
+	}
+	if err := start(ctx, bin, state, examples); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox:", err)
 		os.Exit(1)
 	}
