@@ -28,6 +28,9 @@ type nodeSandbox struct {
 	// GitURL is the demo repository's URL, on the pods' bridge address: the pods and the host
 	// both reach it.
 	GitURL string
+	// ReceiverURL is the gating-controller's webhook receiver, at its Service's cluster IP,
+	// which the host reaches through kube-proxy's rules.
+	ReceiverURL string
 	// Objects are the demo's objects, as applied.
 	Objects []*unstructured.Unstructured
 	// PodsReady is how long the start took until every pod of deploy/default and CoreDNS was
@@ -105,6 +108,11 @@ func startNodeSandbox(ctx context.Context, root, bin, state, examples string, lo
 		return s, err
 	}
 	s.PodsReady = time.Since(start)
+	svc, err := s.Cluster.Node.Client.CoreV1().Services("sluice-system").Get(ctx, "gating-controller", metav1.GetOptions{})
+	if err != nil {
+		return s, err
+	}
+	s.ReceiverURL = "http://" + svc.Spec.ClusterIP
 	log("every pod Ready after %v", s.PodsReady.Round(time.Second))
 
 	if s.Objects, err = demoObjects(examples, s.GitURL); err != nil {
@@ -200,8 +208,10 @@ func runNode(ctx context.Context, bin, state, examples string) (err error) {
 		fmt.Println("stopping, and undoing the node's changes to the host...")
 		err = errors.Join(err, s.Stop())
 	}()
-	if err := os.WriteFile(filepath.Join(state, "git-url"), []byte(s.GitURL+"\n"), 0o644); err != nil {
-		return err
+	for name, content := range map[string]string{"git-url": s.GitURL, "receiver-url": s.ReceiverURL} {
+		if err := os.WriteFile(filepath.Join(state, name), []byte(content+"\n"), 0o644); err != nil {
+			return err
+		}
 	}
 	fmt.Printf(`
 Sluice is running on a real node: deploy/default's controllers as pods (namespace sluice-system),
@@ -211,6 +221,7 @@ in ErrImagePull, and their Deployments' specs are what the tour follows.
 
   kubeconfig:       %[1]s/kubeconfig
   demo repository:  %[2]s  (also in %[1]s/git-url; push to it, no credentials)
+  gate receiver:    %[5]s/gates/<namespace>/<name>/open|close  (also in %[1]s/receiver-url)
   logs:             kubectl -n sluice-system logs deploy/<controller>; the node's parts in %[1]s/<part>.log
 
 Try this, from another shell in the repository (the README's tour goes further):
@@ -218,9 +229,11 @@ Try this, from another shell in the repository (the README's tour goes further):
   kubectl get pods -A
   kubectl get gitrepositories,helmcharts,manifestgenerations,resourcesets,gates -A
   git clone %[2]s /tmp/demo    # edit, commit, git push: applied within ~10 s
+Artifact URLs name the source-controller's Service, which only the pods resolve; from the host:
+  curl -s --connect-to ::$(kubectl -n sluice-system get service source-controller -o jsonpath='{.spec.clusterIP}'):80 <url>
 
 Press Ctrl-C to stop; it undoes the node's changes to the host.
-`, state, s.GitURL, s.PodsReady.Round(time.Second), s.Took.Round(time.Second))
+`, state, s.GitURL, s.PodsReady.Round(time.Second), s.Took.Round(time.Second), s.ReceiverURL)
 	<-ctx.Done()
 	return nil
 }
