@@ -197,7 +197,10 @@ func (j *job) run(ctx context.Context, req *runRequest) response {
 	if timeout <= 0 {
 		timeout = j.runner.DefaultTimeout
 	}
-	if timeout <= 0 || timeout > j.limits.MaxTimeout {
+	if timeout <= 0 {
+		timeout = fluxyaml.DefaultTimeout
+	}
+	if timeout > j.limits.MaxTimeout {
 		timeout = j.limits.MaxTimeout
 	}
 	cmd.Timeout = &metav1.Duration{Duration: timeout}
