@@ -19,4 +19,5 @@ KUSTOMIZE_CONTROLLER_VERSION := v1.9.6
 CONTAINERD_VERSION := v2.4.2
 RUNC_VERSION := v1.5.2
 CNI_PLUGINS_VERSION := v1.10.0
+# CoreDNS is built from e2e/tools/coredns, whose go.mod must require this version.
 COREDNS_VERSION := v1.15.0
