@@ -28,17 +28,8 @@ func TestDeployDefaultFromGit(t *testing.T) {
 		"app/configmap.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-git\ndata:\n  greeting: hello\n",
 	})
 	withDeployDefault(t, func(ctx context.Context, cluster *Cluster) {
-		u, err := url.Parse(repo.HTTPURL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		podAddr, stop, err := cluster.RelayToPods(u.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer stop()
-		u.Host = podAddr
-		objects := fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+		gitURL := relayGitServer(t, cluster, srv)
+		applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata: {name: app, namespace: sluice-system}
 spec:
@@ -53,15 +44,9 @@ spec:
   sourceRef: {kind: GitRepository, name: app}
   path: ./app
   interval: 1m
-`, u.String(), repo.CurrentBranch(t))
-		file := t.TempDir() + "/objects.yaml"
-		writeFile(t, file, objects)
-		kubectl(ctx, t, cluster, "apply", "--server-side", "-f", file)
+`, gitURL(repo), repo.CurrentBranch(t)))
 		for _, object := range []string{"gitrepository/app", "manifestgeneration/app"} {
-			if out := kubectlMay(ctx, cluster, "-n", "sluice-system", "wait", "--for=condition=Ready", "--timeout=120s", object); !strings.Contains(out, "condition met") {
-				t.Fatalf("%s not Ready: %s\n%s\n%s", object, out, kubectlMay(ctx, cluster, "-n", "sluice-system", "get", object, "-o", "yaml"),
-					describeNamespace(cluster, "sluice-system"))
-			}
+			waitReady(ctx, t, cluster, "sluice-system", object)
 		}
 		cm, err := cluster.Node.Client.CoreV1().ConfigMaps("sluice-system").Get(ctx, "from-git", metav1.GetOptions{})
 		if err != nil {
@@ -71,4 +56,46 @@ spec:
 			t.Errorf("the generated ConfigMap holds %v", cm.Data)
 		}
 	})
+}
+
+// relayGitServer makes srv (on the host's loopback) reachable from the cluster's pods on the
+// pods' bridge address (RelayToPods), until the test ends, and returns the URL of a repository
+// of srv that the pods reach.
+func relayGitServer(t *testing.T, cluster *Cluster, srv *testserver.GitServer) func(*testserver.Repo) string {
+	t.Helper()
+	u, err := url.Parse(srv.HTTPURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	podAddr, stop, err := cluster.RelayToPods(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return func(repo *testserver.Repo) string {
+		r, err := url.Parse(repo.HTTPURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Host = podAddr
+		return r.String()
+	}
+}
+
+// applyObjects applies objects (YAML documents) server-side with the cluster's administrator.
+func applyObjects(ctx context.Context, t *testing.T, cluster *Cluster, objects string) {
+	t.Helper()
+	file := t.TempDir() + "/objects.yaml"
+	writeFile(t, file, objects)
+	kubectl(ctx, t, cluster, "apply", "--server-side", "-f", file)
+}
+
+// waitReady waits until object (kind/name) of ns is Ready, and fails with it and ns's and
+// sluice-system's pods and events when it is not within two minutes.
+func waitReady(ctx context.Context, t *testing.T, cluster *Cluster, ns, object string) {
+	t.Helper()
+	if out := kubectlMay(ctx, cluster, "-n", ns, "wait", "--for=condition=Ready", "--timeout=120s", object); !strings.Contains(out, "condition met") {
+		t.Fatalf("%s/%s not Ready: %s\n%s\n%s", ns, object, out, kubectlMay(ctx, cluster, "-n", ns, "get", object, "-o", "yaml"),
+			describeNamespace(cluster, "sluice-system"))
+	}
 }
