@@ -176,8 +176,10 @@ func TestAutomationGlobPicksTheNewestImage(t *testing.T) {
 	f.automate(t)
 	g.Eventually(func(g Gomega) string { return deploymentImage(g, f.ns) }, timeout).Should(Equal(image + ":main-aaa"))
 
-	reg.PushImage(t, "apps/podinfo", "main-zzz", day.Add(time.Hour))   // greater name, older
+	// The newest first: a scan between two pushes must not see the older tag alone, which would
+	// rightly be released.
 	reg.PushImage(t, "apps/podinfo", "main-bbb", day.Add(2*time.Hour)) // newest
+	reg.PushImage(t, "apps/podinfo", "main-zzz", day.Add(time.Hour))   // greater name, older
 	reg.PushImage(t, "apps/podinfo", "dev-ccc", day.Add(3*time.Hour))  // out of the filter
 	g.Eventually(releases(f.ns), timeout).Should(HaveLen(1))
 	g.Expect(releases(f.ns)(g)[0].Spec.ContainerImage.Image).To(Equal(image + ":main-bbb"))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,8 +79,11 @@ func startDeployedRunner(t *testing.T, clientUID int, extraArgs ...string) *depl
 	})
 	d.RunnerUID = 0
 	deadline := time.Now().Add(30 * time.Second)
+	// The socket file appears when it is bound; it is the controller's, 0600, only once the
+	// runner listens on it.
 	for {
-		if fi, err := os.Stat(d.Socket); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		if fi, err := os.Stat(d.Socket); err == nil && fi.Mode()&os.ModeSocket != 0 && fi.Mode().Perm() == 0o600 &&
+			int(fi.Sys().(*syscall.Stat_t).Uid) == clientUID {
 			break
 		}
 		select {
