@@ -30,33 +30,36 @@ func startAPIRelay(dir, apiserver string) (*apiRelay, error) {
 		l.Close()
 		return nil, err
 	}
-	r := &apiRelay{listener: l}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				s, err := net.Dial("tcp", apiserver)
-				if err != nil {
-					return
-				}
-				defer s.Close()
-				done := make(chan struct{}, 2)
-				go func() { io.Copy(s, c); done <- struct{}{} }()
-				go func() { io.Copy(c, s); done <- struct{}{} }()
-				<-done
-			}()
-		}
-	}()
-	return r, nil
+	go relay(l, apiserver)
+	return &apiRelay{listener: l}, nil
 }
 
 // stop closes the socket; relayed connections end when the pods' processes are killed.
 func (r *apiRelay) stop() {
 	if r != nil {
 		r.listener.Close()
+	}
+}
+
+// relay forwards every connection accepted on l to the TCP address target, both ways, until l
+// is closed; a connection ends when either side closes.
+func relay(l net.Listener, target string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				return
+			}
+			defer s.Close()
+			done := make(chan struct{}, 2)
+			go func() { _, _ = io.Copy(s, c); done <- struct{}{} }()
+			go func() { _, _ = io.Copy(c, s); done <- struct{}{} }()
+			<-done
+		}()
 	}
 }

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"io"
 	"net"
 	"syscall"
 )
@@ -32,26 +31,7 @@ func startServiceRelay(listen, target string) (*serviceRelay, error) {
 	if err != nil {
 		return nil, err
 	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				s, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer s.Close()
-				done := make(chan struct{}, 2)
-				go func() { io.Copy(s, c); done <- struct{}{} }()
-				go func() { io.Copy(c, s); done <- struct{}{} }()
-				<-done
-			}()
-		}
-	}()
+	go relay(l, target)
 	return &serviceRelay{listener: l}, nil
 }
 
