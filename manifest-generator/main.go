@@ -27,6 +27,7 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/imagescan"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/update"
 )
 
 const controllerName = controller.ControllerName
@@ -105,13 +106,15 @@ func main() {
 		Scanner: imagescan.New(scanConfig),
 	}
 	bootstrap.Exit(generation.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestGeneration controller")
-	update := &controller.ManifestUpdateReconciler{
+	updates := &controller.ManifestUpdateReconciler{
 		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
-		// The builder's scheme: patch files merge the same way when synced and when updated.
-		Scheme: clientgoscheme.Scheme, Path: buildOpts.Path, DefaultTimeout: buildOpts.DefaultTimeout, MaxOutput: buildOpts.MaxOutput,
-		Runner: runnerClient, Limits: buildOpts.Limits, RequeueDependency: opts.RequeueDependency,
+		Updater: &update.Updater{Secrets: mgr.GetClient(),
+			// The builder's scheme: patch files merge the same way when synced and when updated.
+			Scheme: clientgoscheme.Scheme, Path: buildOpts.Path, MaxOutput: buildOpts.MaxOutput,
+			Runner: runnerClient, Limits: buildOpts.Limits},
+		DefaultTimeout: buildOpts.DefaultTimeout, RequeueDependency: opts.RequeueDependency,
 	}
-	bootstrap.Exit(update.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestUpdate controller")
+	bootstrap.Exit(updates.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestUpdate controller")
 
 	bootstrap.Run(mgr, controllerName)
 }

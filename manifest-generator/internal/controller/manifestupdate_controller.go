@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -13,19 +12,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
-	"github.com/sluice-gitops/sluice/manifest-generator/internal/gitwrite"
-	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/update"
 )
 
 // ManifestUpdateReconciler writes the change a ManifestUpdate asks for into the Git repository
@@ -37,21 +32,10 @@ type ManifestUpdateReconciler struct {
 	client.Client
 	EventRecorder kuberecorder.EventRecorder
 	Metrics       *runtimectrl.Metrics
-	// Scheme holds the built-in kinds that patch files merge strategically.
-	Scheme *runtime.Scheme
-	// Path is the PATH generator and updater commands run with.
-	Path string
+	// Updater clones, changes, verifies, commits and pushes (required).
+	Updater *update.Updater
 	// DefaultTimeout of commands when the ManifestGeneration has no spec.timeout (--sync-timeout).
 	DefaultTimeout time.Duration
-	// MaxOutput caps a generator's standard output in bytes (--max-output-size).
-	MaxOutput int64
-	// Runner runs the generators and updaters, on copies of the clone without .git, in a
-	// process without the controller's credentials (required).
-	Runner *runner.Client
-	// Limits bound what the generators of the target path produce together.
-	Limits fluxyaml.Limits
-	// Dir is the scratch directory of the clones (the system's temp dir when empty).
-	Dir string
 	// RequeueDependency is how soon an update whose ManifestGeneration or GitRepository is
 	// missing is retried.
 	RequeueDependency time.Duration
@@ -77,10 +61,7 @@ func (r *ManifestUpdateReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok && v != obj.Status.LastHandledReconcileAt {
 		newRequest = true
 	}
-	if committed(obj) {
-		return r.followCommitted(ctx, obj)
-	}
-	if r.done(obj, newRequest) {
+	if !committed(obj) && r.done(obj, newRequest) {
 		return ctrl.Result{}, nil
 	}
 	patcher := status.NewPatcher(obj, r.Client)
@@ -89,6 +70,9 @@ func (r *ManifestUpdateReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}()
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
 		obj.Status.SetLastHandledReconcileRequest(v)
+	}
+	if committed(obj) {
+		return r.followCommitted(ctx, obj)
 	}
 	if obj.Generation != obj.Status.ObservedGeneration {
 		obj.Status.Commit = ""
@@ -101,14 +85,7 @@ func (r *ManifestUpdateReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 
 // followCommitted keeps the Ready condition of a pushed change true to whether the gates of its
 // generation hold it; nothing is pushed again.
-func (r *ManifestUpdateReconciler) followCommitted(ctx context.Context, obj *generatorv1.ManifestUpdate) (result ctrl.Result, retErr error) {
-	patcher := status.NewPatcher(obj, r.Client)
-	defer func() {
-		retErr = status.Finalize(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics, ControllerName)
-	}()
-	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
-		obj.Status.SetLastHandledReconcileRequest(v)
-	}
+func (r *ManifestUpdateReconciler) followCommitted(ctx context.Context, obj *generatorv1.ManifestUpdate) (ctrl.Result, error) {
 	target, waitMsg, err := r.target(ctx, obj)
 	if err != nil || waitMsg != "" {
 		// The generation or its source went away: what was pushed stays as reported.
@@ -155,39 +132,31 @@ func (r *ManifestUpdateReconciler) reconcile(ctx context.Context, obj *generator
 		conditions.MarkFalse(obj, meta.ReadyCondition, generatorv1.DependencyNotReadyReason, "%s", waitMsg)
 		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
 	}
-	opts, cleanup, err := r.pushOptions(ctx, obj, target, message)
+	commit, err := r.Updater.Push(ctx, update.Request{Update: obj, Target: target, Message: message})
 	if err != nil {
-		return ctrl.Result{}, r.failed(obj, meta.ReconciliationFailedReason, err)
-	}
-	defer cleanup()
-	commit, err := gitwrite.Push(ctx, opts, func(dir string) error { return r.change(ctx, obj, target, dir) })
-	if err != nil {
-		var ue *updateError
+		var ue *update.Error
 		if errors.As(err, &ue) {
-			if ue.terminal {
-				err = reconcile.TerminalError(err)
-			}
-			return ctrl.Result{}, r.failed(obj, ue.reason, err)
+			return ctrl.Result{}, r.failed(obj, ue.Reason, ue.Result())
 		}
 		return ctrl.Result{}, r.failed(obj, generatorv1.PushFailedReason, err)
 	}
 	if commit == "" {
-		msg := fmt.Sprintf("branch '%s' already has the change: nothing to commit", target.branch)
+		msg := fmt.Sprintf("branch '%s' already has the change: nothing to commit", target.Branch)
 		conditions.MarkTrue(obj, meta.ReadyCondition, generatorv1.NoChangeReason, "%s", msg)
 		r.EventRecorder.Event(obj, corev1.EventTypeNormal, generatorv1.NoChangeReason, msg)
 		return ctrl.Result{}, nil
 	}
 	obj.Status.Commit = commit
-	msg := fmt.Sprintf("committed %s to %s", commit, target.branch)
+	msg := fmt.Sprintf("committed %s to %s", commit, target.Branch)
 	if err := r.markCommitted(ctx, obj, target); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": target.branch + "@sha1:" + commit},
+	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": target.Branch + "@sha1:" + commit},
 		corev1.EventTypeNormal, generatorv1.CommittedReason, "%s", msg)
-	if err := r.requestSourceReconcile(ctx, obj.Namespace, target.repoName); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.requestSourceReconcile(ctx, obj.Namespace, target.RepoName); err != nil && !apierrors.IsNotFound(err) {
 		// The commit is pushed; the source sees it at its next interval anyway.
 		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, "ReconcileRequestFailed",
-			"could not ask GitRepository '%s/%s' to fetch the new commit: %s", obj.Namespace, target.repoName, err.Error())
+			"could not ask GitRepository '%s/%s' to fetch the new commit: %s", obj.Namespace, target.RepoName, err.Error())
 	}
 	return ctrl.Result{}, nil
 }
@@ -205,13 +174,4 @@ func (r *ManifestUpdateReconciler) now() time.Time {
 		return r.Now()
 	}
 	return time.Now()
-}
-
-// scratchDir is a new temporary directory under r.Dir.
-func (r *ManifestUpdateReconciler) scratchDir(pattern string) (string, func(), error) {
-	dir, err := os.MkdirTemp(r.Dir, pattern)
-	if err != nil {
-		return "", func() {}, err
-	}
-	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }

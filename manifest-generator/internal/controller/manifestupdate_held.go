@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/update"
 )
 
 // A committed change is live only once the ManifestGeneration applies it. While the gates of
@@ -22,12 +23,12 @@ import (
 
 // markCommitted records that commit is on branch: Ready, or GateClosed while gates hold the
 // generation that applies it.
-func (r *ManifestUpdateReconciler) markCommitted(ctx context.Context, obj *generatorv1.ManifestUpdate, t updateTarget) error {
-	msg := fmt.Sprintf("committed %s to %s", obj.Status.Commit, t.branch)
+func (r *ManifestUpdateReconciler) markCommitted(ctx context.Context, obj *generatorv1.ManifestUpdate, t update.Target) error {
+	msg := fmt.Sprintf("committed %s to %s", obj.Status.Commit, t.Branch)
 	held := ""
-	if t.branch == t.base { // a change pushed to another branch waits for its merge, not for gates
+	if t.Branch == t.Base { // a change pushed to another branch waits for its merge, not for gates
 		var err error
-		if held, err = r.heldBy(ctx, obj, t.repoName); err != nil {
+		if held, err = r.heldBy(ctx, obj, t.RepoName); err != nil {
 			return err
 		}
 	}

@@ -45,6 +45,7 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/imagescan"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/update"
 )
 
 const timeout = 30 * time.Second
@@ -144,12 +145,12 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return err
 	}
-	update := &ManifestUpdateReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
-		Scheme: clientgoscheme.Scheme, Path: filepath.Join(env.Root, "bin") + ":/usr/local/bin:/usr/bin:/bin", RequeueDependency: time.Second,
-		Runner: runnerClient, Limits: testLimits,
+	updates := &ManifestUpdateReconciler{
+		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness, RequeueDependency: time.Second,
+		Updater: &update.Updater{Secrets: mgr.GetClient(), Scheme: clientgoscheme.Scheme,
+			Path: filepath.Join(env.Root, "bin") + ":/usr/local/bin:/usr/bin:/bin", Runner: runnerClient, Limits: testLimits},
 	}
-	if err := update.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
+	if err := updates.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(ctx) }()

@@ -1,4 +1,4 @@
-package controller
+package update
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 // inside the target path: an updater that adds, removes or links files, or writes outside the
 // target path (a .git/config, another directory's manifests), gets nothing pushed; so does one
 // that changed more than the runner sends back.
-func (r *ManifestUpdateReconciler) copyBack(ctx context.Context, session *runner.Session, dir string, t updateTarget) ([]copyback.File, error) {
-	changes, err := session.Changes(ctx)
+func (c *change) copyBack(ctx context.Context) ([]copyback.File, error) {
+	changes, err := c.session.Changes(ctx)
 	var over *runner.ChangeLimitError
 	if errors.As(err, &over) {
 		return nil, verificationFailed("nothing was pushed: %s", err.Error())
@@ -28,12 +28,12 @@ func (r *ManifestUpdateReconciler) copyBack(ctx context.Context, session *runner
 	if err != nil {
 		return nil, fmt.Errorf("reading what the updaters changed: %w", err)
 	}
-	root, err := os.OpenRoot(dir)
+	root, err := os.OpenRoot(c.dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	files, err := copyback.Check(root, t.path, changes)
+	files, err := copyback.Check(root, c.req.Target.Path, changes)
 	var refused *copyback.RefusedError
 	if errors.As(err, &refused) {
 		return nil, verificationFailed("the updaters changed files outside the change, nothing was pushed: %s", refused.Error())
@@ -49,24 +49,23 @@ func (r *ManifestUpdateReconciler) copyBack(ctx context.Context, session *runner
 // after the change. A file that changes nothing in the manifests would otherwise be committed
 // under the bot's name without anybody asking for it. One changed file needs no check: the
 // verification already showed that it makes the change.
-func (r *ManifestUpdateReconciler) checkEachFileCounts(ctx context.Context, dir string, t updateTarget, mode updateMode,
-	copied []copyback.File, after []*unstructured.Unstructured) error {
+func (c *change) checkEachFileCounts(ctx context.Context, copied []copyback.File, after []*unstructured.Unstructured) error {
 	if len(copied) < 2 {
 		return nil
 	}
 	var idle []string
 	for _, f := range copied {
-		if err := mode.session.WriteFile(ctx, f.Path, f.Previous, f.Mode); err != nil {
+		if err := c.session.WriteFile(ctx, f.Path, f.Previous, f.Mode); err != nil {
 			return err
 		}
-		without, err := r.manifests(ctx, dir, t, mode)
+		without, err := c.manifests(ctx)
 		if err != nil {
-			return verificationFailed("the manifests of path '%s' cannot be generated without the change of %s: %s", t.path, f.Path, err.Error())
+			return verificationFailed("the manifests of path '%s' cannot be generated without the change of %s: %s", c.req.Target.Path, f.Path, err.Error())
 		}
 		if reflect.DeepEqual(objectMap(without.objects), objectMap(after)) {
 			idle = append(idle, f.Path)
 		}
-		if err := mode.session.WriteFile(ctx, f.Path, f.Data, f.Mode); err != nil {
+		if err := c.session.WriteFile(ctx, f.Path, f.Data, f.Mode); err != nil {
 			return err
 		}
 	}
