@@ -31,6 +31,9 @@ type nodeSandbox struct {
 	// ReceiverURL is the gating-controller's webhook receiver, at its Service's cluster IP,
 	// which the host reaches through kube-proxy's rules.
 	ReceiverURL string
+	// ArtifactServiceIP is the source-controller Service's cluster IP, which the host reaches
+	// (artifact URLs name the Service, which the host does not resolve).
+	ArtifactServiceIP string
 	// Objects are the demo's objects, as applied.
 	Objects []*unstructured.Unstructured
 	// PodsReady is how long the start took until every pod of deploy/default and CoreDNS was
@@ -113,6 +116,10 @@ func startNodeSandbox(ctx context.Context, root, bin, state, examples string, lo
 		return s, err
 	}
 	s.ReceiverURL = "http://" + svc.Spec.ClusterIP
+	if svc, err = s.Cluster.Node.Client.CoreV1().Services("sluice-system").Get(ctx, "source-controller", metav1.GetOptions{}); err != nil {
+		return s, err
+	}
+	s.ArtifactServiceIP = svc.Spec.ClusterIP
 	log("every pod Ready after %v", s.PodsReady.Round(time.Second))
 
 	if s.Objects, err = demoObjects(examples, s.GitURL); err != nil {
@@ -189,6 +196,21 @@ func (s *nodeSandbox) Stop() error {
 	return err
 }
 
+// writeStateFiles writes what the tour reads in the state directory: git-url, receiver-url, and
+// .curlrc, which sends the source-controller Service's name (artifact URLs) to its cluster IP
+// when CURL_HOME is the state directory.
+func writeStateFiles(state string, s *nodeSandbox) error {
+	host := "source-controller.sluice-system.svc.cluster.local"
+	curlrc := fmt.Sprintf("# artifact URLs name the Service, which the host does not resolve\n"+
+		"connect-to = %[1]s.:80:%[2]s:80\nconnect-to = %[1]s:80:%[2]s:80\n", host, s.ArtifactServiceIP)
+	for name, content := range map[string]string{"git-url": s.GitURL + "\n", "receiver-url": s.ReceiverURL + "\n", ".curlrc": curlrc} {
+		if err := os.WriteFile(filepath.Join(state, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // runNode is `make cluster`: startNodeSandbox, the tour's addresses, then Ctrl-C.
 func runNode(ctx context.Context, bin, state, examples string) (err error) {
 	root := filepath.Dir(bin)
@@ -208,10 +230,8 @@ func runNode(ctx context.Context, bin, state, examples string) (err error) {
 		fmt.Println("stopping, and undoing the node's changes to the host...")
 		err = errors.Join(err, s.Stop())
 	}()
-	for name, content := range map[string]string{"git-url": s.GitURL, "receiver-url": s.ReceiverURL} {
-		if err := os.WriteFile(filepath.Join(state, name), []byte(content+"\n"), 0o644); err != nil {
-			return err
-		}
+	if err := writeStateFiles(state, s); err != nil {
+		return err
 	}
 	fmt.Printf(`
 Sluice is running on a real node: deploy/default's controllers as pods (namespace sluice-system),
@@ -225,12 +245,12 @@ in ErrImagePull, and their Deployments' specs are what the tour follows.
   logs:             kubectl -n sluice-system logs deploy/<controller>; the node's parts in %[1]s/<part>.log
 
 Try this, from another shell in the repository (the README's tour goes further):
-  export KUBECONFIG=%[1]s/kubeconfig PATH=$PWD/bin:$PATH
+  export KUBECONFIG=%[1]s/kubeconfig PATH=$PWD/bin:$PATH CURL_HOME=%[1]s
   kubectl get pods -A
   kubectl get gitrepositories,helmcharts,manifestgenerations,resourcesets,gates -A
   git clone %[2]s /tmp/demo    # edit, commit, git push: applied within ~10 s
-Artifact URLs name the source-controller's Service, which only the pods resolve; from the host:
-  curl -s --connect-to ::$(kubectl -n sluice-system get service source-controller -o jsonpath='{.spec.clusterIP}'):80 <url>
+Artifact URLs name the source-controller's Service, which only the pods resolve: with CURL_HOME,
+curl reads %[1]s/.curlrc, which sends that name to the Service's address.
 
 Press Ctrl-C to stop; it undoes the node's changes to the host.
 `, state, s.GitURL, s.PodsReady.Round(time.Second), s.Took.Round(time.Second), s.ReceiverURL)
