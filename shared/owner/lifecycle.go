@@ -1,11 +1,11 @@
 // Package owner is the reconcile lifecycle of an object that applies a set of objects as an
 // account and keeps their inventory: a ResourceSet, a ManifestGeneration. The lifecycle is the
-// same for both and lives here once: the status patch and its conditions (shared/status), the
-// deletion with garbage collection, the finalizer, suspension, the reconcile request echo, the
-// gates (shared/gates) with the replay of the last applied objects while they are closed, the
-// account, the apply with prune and health checks (shared/apply), and the events. A kind plugs
-// in through the narrow Kind interface: where its status fields are, its settings, and its own
-// steps that say what to apply.
+// same for both and lives here once: the start and the finish every reconciler shares
+// (shared/status: the status patch and its conditions, deletion, the reconcile request echo, the
+// finalizer, suspension), the garbage collection of a deleted owner, the gates (shared/gates)
+// with the replay of the last applied objects while they are closed, the account, the apply with
+// prune and health checks (shared/apply), and the events. A kind plugs in through the narrow Kind
+// interface: where its status fields are, its settings, and its own steps that say what to apply.
 package owner
 
 import (
@@ -26,7 +26,6 @@ import (
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
@@ -144,35 +143,27 @@ func (l *Lifecycle[T]) ReconcileRequest(ctx context.Context, req ctrl.Request, o
 	return l.Reconcile(ctx, obj)
 }
 
-// Reconcile runs the lifecycle for obj, just read from the API, and writes its status once at
-// the end (status.Finalize).
+// Reconcile runs the lifecycle for obj, just read from the API: the start and the finish every
+// reconciler shares (shared/status: Begin, Preamble, Finish), then the owner's steps.
 func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (result ctrl.Result, retErr error) {
 	start := time.Now()
 	fields, settings := l.Kind.Fields(obj), l.Kind.Settings(obj)
-	patcher := status.NewPatcher(obj, l.Client)
-	defer func() {
-		retErr = status.Finalize(ctx, patcher, obj, fields.ObservedGeneration, retErr, l.Metrics, l.ControllerName)
-	}()
-	if !obj.GetDeletionTimestamp().IsZero() {
-		return ctrl.Result{}, l.reconcileDelete(ctx, obj, fields, settings)
-	}
-	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
-		obj.GetRequestStatus().SetLastHandledReconcileRequest(v)
-	}
-	if settings.Suspended {
-		log.FromContext(ctx).Info(settings.SuspendedMessage)
-		return ctrl.Result{}, nil
-	}
-	controllerutil.AddFinalizer(obj, l.Finalizer)
+	finisher := status.Finisher{Client: l.Client, Metrics: l.Metrics, FieldOwner: l.ControllerName}
+	rec := finisher.Begin(ctx, obj, status.Fields{
+		ObservedGeneration: fields.ObservedGeneration, LastHandledReconcileAt: &obj.GetRequestStatus().LastHandledReconcileAt,
+	})
+	defer rec.Finish(&retErr)
+	// Ready before the preamble says a new spec is in progress: restored when closed gates hold
+	// the new revision back (see reconcile).
 	var prior *metav1.Condition
 	if c := conditions.Get(obj, meta.ReadyCondition); c != nil {
 		prior = c.DeepCopy()
 	}
-	if obj.GetGeneration() != *fields.ObservedGeneration {
-		// A new spec: say so at once, kstatus readers wait on it.
-		if err := status.Progressing(ctx, patcher, obj, l.ControllerName); err != nil {
-			return ctrl.Result{}, err
-		}
+	if done, err := rec.Preamble(status.Preamble{
+		Finalizer: l.Finalizer, Cleanup: func() error { return l.reconcileDelete(ctx, obj, fields, settings) },
+		Suspended: settings.Suspended, SuspendedMessage: settings.SuspendedMessage,
+	}); done {
+		return ctrl.Result{}, err
 	}
 	sctx, cancel := context.WithTimeout(ctx, settings.Deadline)
 	defer cancel()
@@ -322,13 +313,10 @@ func (l *Lifecycle[T]) applier(cl impersonation.Client) *apply.Applier {
 	}
 }
 
-// reconcileDelete removes what the owner applied (when it prunes), then its finalizer. A
-// suspended owner leaves its objects; so does one whose account is gone, with a warning, rather
-// than block its deletion forever.
+// reconcileDelete removes what the owner applied (when it prunes); the preamble then removes its
+// finalizer. A suspended owner leaves its objects; so does one whose account is gone, with a
+// warning, rather than block its deletion forever.
 func (l *Lifecycle[T]) reconcileDelete(ctx context.Context, obj T, fields Fields, settings Settings) error {
-	if !controllerutil.ContainsFinalizer(obj, l.Finalizer) {
-		return nil
-	}
 	if inv := fields.Inventory(); settings.Prune && !settings.Suspended && len(inv) > 0 {
 		cl, err := l.clientFor(ctx, obj, settings)
 		if err != nil {
@@ -344,7 +332,6 @@ func (l *Lifecycle[T]) reconcileDelete(ctx context.Context, obj T, fields Fields
 		}
 	}
 	l.memory.Forget(client.ObjectKeyFromObject(obj))
-	controllerutil.RemoveFinalizer(obj, l.Finalizer)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package testapi
 
 import (
+	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
@@ -10,12 +11,25 @@ import (
 type ConsumerSpec struct {
 	// +optional
 	Gates *gatesapi.Gates `json:"gates,omitempty"`
+	// Suspend pauses the consumer, for the lifecycle tests.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+	// Revision is what the lifecycle tests' kind applies.
+	// +optional
+	Revision string `json:"revision,omitempty"`
 }
 
-// ConsumerStatus is what a controller reports, for the status tests.
+// ConsumerStatus is what a controller reports, for the status and lifecycle tests.
 type ConsumerStatus struct {
+	meta.ReconcileRequestStatus `json:",inline"`
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +optional
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+	// +optional
+	Inventory *ConsumerInventory `json:"inventory,omitempty"`
 	// +optional
 	Revision string `json:"revision,omitempty"`
 	// +optional
@@ -59,3 +73,20 @@ func (c *Consumer) GetGatesStatus() *gatesapi.GatesStatus { return c.Status.Gate
 
 // SetGatesStatus implements gates.HeldObject.
 func (c *Consumer) SetGatesStatus(st *gatesapi.GatesStatus) { c.Status.Gates = st }
+
+// GetRequestStatus returns the reconcile request handling of the status.
+func (c *Consumer) GetRequestStatus() *meta.ReconcileRequestStatus {
+	return &c.Status.ReconcileRequestStatus
+}
+
+// ConsumerInventory is what a consumer applied, in the owners' inventory shape.
+type ConsumerInventory struct {
+	// +optional
+	Entries []ConsumerRef `json:"entries"`
+}
+
+// ConsumerRef is one object of the inventory.
+type ConsumerRef struct {
+	ID      string `json:"id"`
+	Version string `json:"v"`
+}
