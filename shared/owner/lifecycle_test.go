@@ -206,7 +206,9 @@ func TestLifecycle(t *testing.T) {
 	}, {
 		name: "transient error: Ready=False, Reconciling with retry, the generation not observed",
 		run: func(w *world) {
-			w.update(func(obj *testapi.Consumer) { obj.Annotations = map[string]string{planErrAnnotation: "source unavailable"} })
+			w.update(func(obj *testapi.Consumer) {
+				obj.Annotations = map[string]string{planErrAnnotation: "source unavailable"}
+			})
 			w.reconcile()
 			w.g.Expect(w.err).To(MatchError("source unavailable"))
 			w.g.Expect(w.condition(meta.ReadyCondition)).To(Equal("False|ReconciliationFailed|source unavailable"))
