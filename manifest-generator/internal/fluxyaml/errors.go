@@ -29,7 +29,7 @@ type ManifestError struct {
 func (e *ManifestError) Error() string { return e.Msg }
 
 // ErrOutputTooLarge is matched (errors.Is) by a CommandError whose command
-// printed more than Runner.MaxOutput bytes.
+// printed more than the runner's MaxOutput bytes.
 var ErrOutputTooLarge = errors.New("output too large")
 
 type outputTooLargeError struct{ limit int64 }
@@ -43,7 +43,7 @@ func (e *outputTooLargeError) Is(target error) bool { return target == ErrOutput
 // CommandError is a generator or updater command that did not succeed.
 type CommandError struct {
 	// Role is "generator", "containerImage updater" or "policy updater";
-	// empty when the command was run directly with Runner.Run.
+	// empty when the command was run directly, not as part of a config.
 	Role       string
 	Command    string
 	ConfigFile string

@@ -2,9 +2,9 @@ package fluxyaml
 
 import "context"
 
-// Executor runs .flux.yaml commands: a *Runner runs them in this process's tree (the runner's
-// job process does), runner.Session runs them in a private copy of the tree in the runner, a
-// process without the controller's credentials. dir is the directory to run in, inside the
+// Executor runs .flux.yaml commands: runner.Session runs them in a private copy of the tree in
+// the runner, a process without the controller's credentials, whose job process runs each as
+// a process group of its own. dir is the directory to run in, inside the
 // tree the caller generates from (see TargetDir); env are the per-call variables (FLUX_*).
 // Failures of the command are *CommandError.
 type Executor interface {

@@ -1,7 +1,10 @@
 package fluxyaml
 
 import (
+	"bytes"
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -40,11 +43,41 @@ func requireTool(t *testing.T, name string) {
 	}
 }
 
+// shell runs the commands of the tests as /bin/sh -c in dir, with PATH (DefaultPath when
+// empty), a HOME and the per-call variables: the contract of an Executor, without the limits
+// and the isolation of the runner, whose own tests (package runner) cover them.
+type shell struct{ path string }
+
+func (s shell) Run(ctx context.Context, cmd Command, dir string, env map[string]string) ([]byte, error) {
+	path := s.path
+	if path == "" {
+		path = DefaultPath
+	}
+	home, err := os.MkdirTemp("", "fluxyaml-test-home-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(home)
+	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd.Command)
+	c.Dir = dir
+	c.Env = []string{"PATH=" + path, "HOME=" + home}
+	for k, v := range env {
+		c.Env = append(c.Env, k+"="+v)
+	}
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		return nil, &CommandError{Command: cmd.Command, ExitCode: c.ProcessState.ExitCode(), Stderr: stderr.String(), Err: err}
+	}
+	return out, nil
+}
+
 // toolRunner runs commands with the repository's bin/ first on PATH, so
 // `kustomize` and `helm` in .flux.yaml resolve to the pinned builds.
-func toolRunner(t *testing.T) *Runner {
+func toolRunner(t *testing.T) shell {
 	t.Helper()
-	return &Runner{Path: toolsBin(t) + ":" + DefaultPath, Home: t.TempDir()}
+	return shell{path: toolsBin(t) + ":" + DefaultPath}
 }
 
 // realTempDir is t.TempDir with symlinks resolved, to compare with what

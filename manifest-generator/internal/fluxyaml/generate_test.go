@@ -51,7 +51,7 @@ spec:
 
 // generate finds, parses and runs the .flux.yaml for target, as the
 // controller does.
-func generate(t *testing.T, r *Runner, root, target string) ([]Generated, error) {
+func generate(t *testing.T, r Executor, root, target string) ([]Generated, error) {
 	t.Helper()
 	configPath, found, err := Find(root, target)
 	if err != nil {
@@ -223,7 +223,7 @@ items:
 		"badlist.yaml":    "apiVersion: v1\nkind: List\nitems:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n  - just a string\n",
 	})
 	run := func(commands ...string) ([]Generated, error) {
-		return GenerateObjects(context.Background(), &Runner{}, root, ".", ".flux.yaml", commandConfig(commands...), Limits{})
+		return GenerateObjects(context.Background(), shell{}, root, ".", ".flux.yaml", commandConfig(commands...), Limits{})
 	}
 
 	t.Run("List expansion", func(t *testing.T) {
@@ -340,7 +340,7 @@ func TestGenerateScanForFiles(t *testing.T) {
 		"raw/deployment.yaml":   deploymentYAML,
 		"raw/values/other.yaml": "replicas: 3\n",
 	})
-	objs, err := generate(t, &Runner{}, root, "raw")
+	objs, err := generate(t, shell{}, root, "raw")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(names(objs)).To(Equal([]string{"Deployment.apps/podinfo"}))
 	g.Expect(objs[0].File).To(Equal("raw/deployment.yaml"))
@@ -349,6 +349,6 @@ func TestGenerateScanForFiles(t *testing.T) {
 
 func TestGenerateRefusesTargetOutsideRoot(t *testing.T) {
 	g := NewWithT(t)
-	_, err := Generate(context.Background(), &Runner{}, t.TempDir(), "../x", ".flux.yaml", commandConfig("true"), Limits{})
+	_, err := Generate(context.Background(), shell{}, t.TempDir(), "../x", ".flux.yaml", commandConfig("true"), Limits{})
 	g.Expect(err).To(MatchError(ContainSubstring("outside the artifact root")))
 }

@@ -13,7 +13,7 @@ const (
 
 // Limits bound what the generators of one target path produce together, so that one
 // repository cannot take the controller's memory: each command's output is capped by
-// Runner.MaxOutput, but three generators at the cap gave 1.8 M objects. Zero fields are no limit.
+// the runner's MaxOutput, but three generators at the cap gave 1.8 M objects. Zero fields are no limit.
 type Limits struct {
 	// MaxGenerators is the number of generators a config may list.
 	MaxGenerators int

@@ -144,12 +144,12 @@ func TestRunUpdaters(t *testing.T) {
 		g := NewWithT(t)
 		env, err := ImageEnv(w, "app", "nginx:1.15")
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(RunUpdaters(context.Background(), &Runner{}, dir, cfg, ImageUpdate, env)).To(Succeed())
+		g.Expect(RunUpdaters(context.Background(), shell{}, dir, cfg, ImageUpdate, env)).To(Succeed())
 		g.Expect(readLog(g)).To(Equal([]string{"image1 default:deployment/foo app nginx:1.15", "image2 staging"}))
 	})
 	t.Run("policy updaters in order", func(t *testing.T) {
 		g := NewWithT(t)
-		g.Expect(RunUpdaters(context.Background(), &Runner{}, dir, cfg, PolicyUpdate, PolicyEnv(w, "automated", nil))).To(Succeed())
+		g.Expect(RunUpdaters(context.Background(), shell{}, dir, cfg, PolicyUpdate, PolicyEnv(w, "automated", nil))).To(Succeed())
 		g.Expect(readLog(g)).To(Equal([]string{"policy1 automated=<unset>", "policy2 foo"}))
 	})
 	t.Run("a failing updater is named", func(t *testing.T) {
@@ -157,7 +157,7 @@ func TestRunUpdaters(t *testing.T) {
 		bad, err := Parse([]byte("version: 1\ncommandUpdated:\n  generators:\n    - command: 'true'\n  updaters:\n    - containerImage:\n        command: echo no kubeyaml >&2; exit 127\n    - containerImage:\n        command: touch second\n"), "staging/.flux.yaml")
 		g.Expect(err).NotTo(HaveOccurred())
 		env, _ := ImageEnv(w, "app", "nginx:1.15")
-		err = RunUpdaters(context.Background(), &Runner{}, dir, bad, ImageUpdate, env)
+		err = RunUpdaters(context.Background(), shell{}, dir, bad, ImageUpdate, env)
 		var ce *CommandError
 		g.Expect(errors.As(err, &ce)).To(BeTrue())
 		g.Expect(err.Error()).To(Equal(`containerImage updater "echo no kubeyaml >&2; exit 127" of staging/.flux.yaml failed (exit status 127): no kubeyaml`))
@@ -167,14 +167,14 @@ func TestRunUpdaters(t *testing.T) {
 		g := NewWithT(t)
 		none, err := Parse([]byte("version: 1\ncommandUpdated:\n  generators:\n    - command: 'true'\n  updaters:\n    - containerImage:\n        command: 'true'\n"), ".flux.yaml")
 		g.Expect(err).NotTo(HaveOccurred())
-		err = RunUpdaters(context.Background(), &Runner{}, dir, none, PolicyUpdate, PolicyEnv(w, "locked", nil))
+		err = RunUpdaters(context.Background(), shell{}, dir, none, PolicyUpdate, PolicyEnv(w, "locked", nil))
 		g.Expect(err).To(MatchError(".flux.yaml has no policy updaters"))
 	})
 	t.Run("patchUpdated has no updaters", func(t *testing.T) {
 		g := NewWithT(t)
 		patch, err := Parse([]byte("version: 1\npatchUpdated:\n  generators:\n    - command: 'true'\n  patchFile: p.yaml\n"), ".flux.yaml")
 		g.Expect(err).NotTo(HaveOccurred())
-		err = RunUpdaters(context.Background(), &Runner{}, dir, patch, ImageUpdate, nil)
+		err = RunUpdaters(context.Background(), shell{}, dir, patch, ImageUpdate, nil)
 		g.Expect(err).To(MatchError(ContainSubstring("not a commandUpdated config")))
 	})
 }

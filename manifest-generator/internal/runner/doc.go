@@ -13,6 +13,8 @@
 // updaters changed and copies back only those it verified.
 //
 // Files: protocol.go (the messages), client.go and session.go (the controller's side), server.go
-// (the daemon), job.go (a session's process), tree.go (upload, extraction, changes), local.go
-// (a local runner process for development and tests), main.go (the subcommand).
+// (the daemon), job.go (a session's process), command.go (how the job runs one command: its
+// environment, process group, timeout and output limits), tree.go (upload, extraction,
+// changes), local.go (a local runner process for development and tests), main.go (the
+// subcommand).
 package runner

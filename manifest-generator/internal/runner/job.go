@@ -30,7 +30,7 @@ type job struct {
 	dir     string
 	tree    string
 	enc     *gob.Encoder
-	runner  *fluxyaml.Runner
+	runner  *command
 	limits  Limits
 	perUser bool // RLIMIT_NPROC is the session's
 	track   bool
@@ -102,7 +102,7 @@ func runJob(conn net.Conn, dir string, cfg jobConfig) error {
 	for k, v := range o.Env {
 		env[k] = v
 	}
-	j.runner = &fluxyaml.Runner{Path: o.Path, Home: filepath.Join(j.dir, "home"), Env: env,
+	j.runner = &command{Path: o.Path, Home: filepath.Join(j.dir, "home"), Env: env,
 		DefaultTimeout: o.DefaultTimeout, MaxOutput: o.MaxOutput, KillDescendants: true}
 	if err := j.reply(response{}); err != nil {
 		return err

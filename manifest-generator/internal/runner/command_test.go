@@ -1,4 +1,4 @@
-package fluxyaml
+package runner
 
 import (
 	"context"
@@ -11,21 +11,36 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctest"
 )
 
-func TestRunEnvironmentIsExactlyTheAllowedSet(t *testing.T) {
+// The process runner of a session's job, run directly: environment, working directory, exit
+// codes, timeouts, output limits and the killing of what a command leaves behind.
+
+// realTempDir is t.TempDir with symlinks resolved, to compare with what commands see as their
+// working directory.
+func realTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestCommandEnvironmentIsExactlyTheAllowedSet(t *testing.T) {
 	g := NewWithT(t)
 	t.Setenv("SLUICE_TEST_GIT_TOKEN", "hunter2-do-not-leak")
 	dir := realTempDir(t)
 	home := realTempDir(t)
-	r := &Runner{
+	r := &command{
 		Path: "/usr/bin:/bin",
 		Home: home,
 		Env:  map[string]string{"KUSTOMIZE_PLUGIN_HOME": "/plugins", "EMPTY": ""},
 	}
 
-	out, err := r.Run(context.Background(), Command{Command: "env"}, dir, map[string]string{"FLUX_WL_NAME": "foo"})
+	out, err := r.Run(context.Background(), fluxyaml.Command{Command: "env"}, dir, map[string]string{"FLUX_WL_NAME": "foo"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(out)).NotTo(ContainSubstring("hunter2"))
 
@@ -48,46 +63,46 @@ func TestRunEnvironmentIsExactlyTheAllowedSet(t *testing.T) {
 	}))
 }
 
-func TestRunDefaultsPathAndScratchHome(t *testing.T) {
+func TestCommandDefaultsPathAndScratchHome(t *testing.T) {
 	g := NewWithT(t)
-	r := &Runner{}
-	out, err := r.Run(context.Background(), Command{Command: `echo "$PATH"; test -d "$HOME" && test -w "$HOME" && echo "$HOME"`}, t.TempDir(), nil)
+	r := &command{}
+	out, err := r.Run(context.Background(), fluxyaml.Command{Command: `echo "$PATH"; test -d "$HOME" && test -w "$HOME" && echo "$HOME"`}, t.TempDir(), nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	g.Expect(lines).To(HaveLen(2))
-	g.Expect(lines[0]).To(Equal(DefaultPath))
+	g.Expect(lines[0]).To(Equal(fluxyaml.DefaultPath))
 	// The scratch HOME is gone after the run.
 	g.Expect(lines[1]).NotTo(BeAnExistingFile())
 }
 
-func TestRunRefusesReservedEnv(t *testing.T) {
+func TestCommandRefusesReservedEnv(t *testing.T) {
 	for _, name := range []string{"PATH", "HOME", "FLUX_IMG", "FLUX_POLICY_VALUE"} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			r := &Runner{Env: map[string]string{name: "x"}}
-			_, err := r.Run(context.Background(), Command{Command: "true"}, t.TempDir(), nil)
+			r := &command{Env: map[string]string{name: "x"}}
+			_, err := r.Run(context.Background(), fluxyaml.Command{Command: "true"}, t.TempDir(), nil)
 			g.Expect(err).To(MatchError(ContainSubstring("environment variable " + name + " is reserved")))
-			g.Expect(IsReservedEnv(name)).To(BeTrue())
+			g.Expect(fluxyaml.IsReservedEnv(name)).To(BeTrue())
 		})
 	}
 	g := NewWithT(t)
-	r := &Runner{Env: map[string]string{"A=B": "x"}}
-	_, err := r.Run(context.Background(), Command{Command: "true"}, t.TempDir(), nil)
+	r := &command{Env: map[string]string{"A=B": "x"}}
+	_, err := r.Run(context.Background(), fluxyaml.Command{Command: "true"}, t.TempDir(), nil)
 	g.Expect(err).To(MatchError(ContainSubstring(`invalid environment variable name "A=B"`)))
 }
 
-func TestRunWorkingDirectory(t *testing.T) {
+func TestCommandWorkingDirectory(t *testing.T) {
 	g := NewWithT(t)
 	dir := realTempDir(t)
-	out, err := (&Runner{}).Run(context.Background(), Command{Command: "pwd -P"}, dir, nil)
+	out, err := (&command{}).Run(context.Background(), fluxyaml.Command{Command: "pwd -P"}, dir, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(strings.TrimSpace(string(out))).To(Equal(dir))
 }
 
-func TestRunExitCodeAndStderr(t *testing.T) {
+func TestCommandExitCodeAndStderr(t *testing.T) {
 	g := NewWithT(t)
-	_, err := (&Runner{}).Run(context.Background(), Command{Command: "echo partial; echo 'boom: no kustomization' >&2; exit 3"}, t.TempDir(), nil)
-	var ce *CommandError
+	_, err := (&command{}).Run(context.Background(), fluxyaml.Command{Command: "echo partial; echo 'boom: no kustomization' >&2; exit 3"}, t.TempDir(), nil)
+	var ce *fluxyaml.CommandError
 	g.Expect(errors.As(err, &ce)).To(BeTrue())
 	g.Expect(ce.ExitCode).To(Equal(3))
 	g.Expect(ce.TimedOut).To(BeFalse())
@@ -98,36 +113,36 @@ func TestRunExitCodeAndStderr(t *testing.T) {
 	g.Expect(err.Error()).To(HavePrefix(`generator "echo partial; echo 'boom: no kustomization' >&2; exit 3" of .flux.yaml failed (exit status 3): boom`))
 }
 
-func TestRunKeepsTheEndOfStderr(t *testing.T) {
+func TestCommandKeepsTheEndOfStderr(t *testing.T) {
 	g := NewWithT(t)
-	_, err := (&Runner{}).Run(context.Background(), Command{Command: "head -c 20000 /dev/zero | tr '\\0' x >&2; echo THE-REASON >&2; exit 1"}, t.TempDir(), nil)
-	var ce *CommandError
+	_, err := (&command{}).Run(context.Background(), fluxyaml.Command{Command: "head -c 20000 /dev/zero | tr '\\0' x >&2; echo THE-REASON >&2; exit 1"}, t.TempDir(), nil)
+	var ce *fluxyaml.CommandError
 	g.Expect(errors.As(err, &ce)).To(BeTrue())
 	g.Expect(len(ce.Stderr)).To(BeNumerically("<=", stderrTail+len("...")))
 	g.Expect(ce.Stderr).To(HavePrefix("..."))
 	g.Expect(ce.Stderr).To(HaveSuffix("THE-REASON\n"))
 }
 
-func TestRunMissingDirectory(t *testing.T) {
+func TestCommandMissingDirectory(t *testing.T) {
 	g := NewWithT(t)
-	_, err := (&Runner{}).Run(context.Background(), Command{Command: "true"}, filepath.Join(t.TempDir(), "missing"), nil)
-	var ce *CommandError
+	_, err := (&command{}).Run(context.Background(), fluxyaml.Command{Command: "true"}, filepath.Join(t.TempDir(), "missing"), nil)
+	var ce *fluxyaml.CommandError
 	g.Expect(errors.As(err, &ce)).To(BeTrue())
 	g.Expect(ce.ExitCode).To(Equal(-1))
 }
 
-func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
+func TestCommandTimeoutKillsTheProcessGroup(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
-	cmd := Command{
+	cmd := fluxyaml.Command{
 		Command: "sleep 300 & echo $! > pidfile; wait",
 		Timeout: &metav1.Duration{Duration: 300 * time.Millisecond},
 	}
 	start := time.Now()
-	_, err := (&Runner{DefaultTimeout: time.Hour}).Run(context.Background(), cmd, dir, nil)
+	_, err := (&command{DefaultTimeout: time.Hour}).Run(context.Background(), cmd, dir, nil)
 	g.Expect(time.Since(start)).To(BeNumerically("<", 30*time.Second))
 
-	var ce *CommandError
+	var ce *fluxyaml.CommandError
 	g.Expect(errors.As(err, &ce)).To(BeTrue())
 	g.Expect(ce.TimedOut).To(BeTrue())
 	g.Expect(err.Error()).To(Equal(`command "sleep 300 & echo $! > pidfile; wait" timed out after 300ms`))
@@ -136,17 +151,17 @@ func TestRunTimeoutKillsTheProcessGroup(t *testing.T) {
 	g.Eventually(func() bool { return proctest.Gone(child) }).Should(BeTrue(), "background child %d survived the timeout", child)
 }
 
-func TestRunDefaultTimeout(t *testing.T) {
+func TestCommandDefaultTimeout(t *testing.T) {
 	g := NewWithT(t)
-	_, err := (&Runner{DefaultTimeout: 200 * time.Millisecond}).Run(context.Background(), Command{Command: "sleep 300"}, t.TempDir(), nil)
+	_, err := (&command{DefaultTimeout: 200 * time.Millisecond}).Run(context.Background(), fluxyaml.Command{Command: "sleep 300"}, t.TempDir(), nil)
 	g.Expect(err).To(MatchError(HaveSuffix("timed out after 200ms")))
 }
 
-func TestRunKillsBackgroundChildrenAfterExit(t *testing.T) {
+func TestCommandKillsBackgroundChildrenAfterExit(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
 	start := time.Now()
-	out, err := (&Runner{}).Run(context.Background(), Command{Command: "sleep 300 & echo $! > pidfile; echo done"}, dir, nil)
+	out, err := (&command{}).Run(context.Background(), fluxyaml.Command{Command: "sleep 300 & echo $! > pidfile; echo done"}, dir, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(out)).To(Equal("done\n"))
 	g.Expect(time.Since(start)).To(BeNumerically("<", 30*time.Second))
@@ -154,24 +169,24 @@ func TestRunKillsBackgroundChildrenAfterExit(t *testing.T) {
 	g.Eventually(func() bool { return proctest.Gone(child) }).Should(BeTrue(), "background child %d outlived the command", child)
 }
 
-func TestRunCancel(t *testing.T) {
+func TestCommandCancel(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
-	_, err := (&Runner{}).Run(ctx, Command{Command: "sleep 300"}, t.TempDir(), nil)
-	var ce *CommandError
+	_, err := (&command{}).Run(ctx, fluxyaml.Command{Command: "sleep 300"}, t.TempDir(), nil)
+	var ce *fluxyaml.CommandError
 	g.Expect(errors.As(err, &ce)).To(BeTrue())
 	g.Expect(ce.TimedOut).To(BeFalse())
 	g.Expect(errors.Is(err, context.Canceled)).To(BeTrue())
 	g.Expect(err.Error()).To(Equal(`command "sleep 300" was interrupted: context canceled`))
 }
 
-func TestRunOutputCap(t *testing.T) {
+func TestCommandOutputCap(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
-	r := &Runner{MaxOutput: 1 << 20}
+	r := &command{MaxOutput: 1 << 20}
 	// Without the kill, the trailing sleep would run into the 10 minute timeout.
-	cmd := Command{
+	cmd := fluxyaml.Command{
 		Command: "echo $$ > pidfile; head -c 10485760 /dev/zero; sleep 300",
 		Timeout: &metav1.Duration{Duration: 10 * time.Minute},
 	}
@@ -179,13 +194,13 @@ func TestRunOutputCap(t *testing.T) {
 	out, err := r.Run(context.Background(), cmd, dir, nil)
 	g.Expect(time.Since(start)).To(BeNumerically("<", 30*time.Second))
 	g.Expect(out).To(BeNil())
-	g.Expect(errors.Is(err, ErrOutputTooLarge)).To(BeTrue(), "%v", err)
+	g.Expect(errors.Is(err, fluxyaml.ErrOutputTooLarge)).To(BeTrue(), "%v", err)
 	g.Expect(err.Error()).To(ContainSubstring("failed: output larger than 1048576 bytes"))
 	shell := proctest.ReadPid(g, filepath.Join(dir, "pidfile"))
 	g.Eventually(func() bool { return proctest.Gone(shell) }).Should(BeTrue())
 
 	// Output up to the cap is fine.
-	out, err = r.Run(context.Background(), Command{Command: "head -c 1048576 /dev/zero"}, dir, nil)
+	out, err = r.Run(context.Background(), fluxyaml.Command{Command: "head -c 1048576 /dev/zero"}, dir, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(out).To(HaveLen(1 << 20))
 }

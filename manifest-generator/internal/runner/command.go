@@ -1,4 +1,4 @@
-package fluxyaml
+package runner
 
 import (
 	"bytes"
@@ -13,39 +13,33 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctree"
 )
 
 const (
-	// DefaultTimeout is Flux v1's default for sync commands.
-	DefaultTimeout = time.Minute
-	// DefaultMaxOutput bounds what a command may print on stdout.
-	DefaultMaxOutput int64 = 64 << 20
-	// DefaultPath is the PATH commands get when Runner.Path is empty.
-	DefaultPath = "/usr/local/bin:/usr/bin:/bin"
-
 	stderrTail = 4 << 10
 	// pipeGrace bounds the wait for output pipes after the process group
 	// is gone: a descendant that left the group (setsid) may hold them.
 	pipeGrace = 2 * time.Second
 )
 
-// Runner runs .flux.yaml commands. Commands see only PATH, HOME, Env and
+// command runs .flux.yaml commands as processes of the session's job. Commands see only PATH, HOME, Env and
 // the per-call variables, never the controller's environment, which holds
 // credentials and service account settings.
-type Runner struct {
-	// Path is the PATH given to commands (DefaultPath when empty).
+type command struct {
+	// Path is the PATH given to commands (fluxyaml.DefaultPath when empty).
 	Path string
 	// Home is the HOME given to commands, a scratch directory; when empty
 	// each Run gets a fresh temporary one.
 	Home string
 	// Env are user-set variables (spec.env). PATH, HOME and FLUX_* are
-	// reserved and rejected (see IsReservedEnv).
+	// reserved and rejected (see fluxyaml.IsReservedEnv).
 	Env map[string]string
 	// DefaultTimeout applies to commands without a timeout
-	// (DefaultTimeout when zero).
+	// (fluxyaml.DefaultTimeout when zero).
 	DefaultTimeout time.Duration
-	// MaxOutput caps stdout in bytes (DefaultMaxOutput when zero).
+	// MaxOutput caps stdout in bytes (fluxyaml.DefaultMaxOutput when zero).
 	MaxOutput int64
 	// KillDescendants is set in a child subreaper (proctree.BecomeSubreaper) that runs one
 	// command at a time: then, when a command ends, every descendant of this process is
@@ -53,35 +47,28 @@ type Runner struct {
 	KillDescendants bool
 }
 
-// IsReservedEnv reports whether a user may not set name through
-// Runner.Env: PATH and HOME are fixed by the controller and FLUX_* carry
-// the update request, which a user value must not shadow.
-func IsReservedEnv(name string) bool {
-	return name == "PATH" || name == "HOME" || strings.HasPrefix(name, "FLUX_")
-}
-
 // Run runs cmd with /bin/sh -c in dir and returns its stdout. The command
 // runs in its own process group; when it times out, ctx ends or its output
 // exceeds MaxOutput the whole group is killed, and whatever it left running
 // in the background is killed once it exits (with KillDescendants, also what
 // left the group). Failures are *CommandError.
-// A nil Runner runs with the defaults.
-func (r *Runner) Run(ctx context.Context, cmd Command, dir string, extraEnv map[string]string) ([]byte, error) {
+// A nil command runs with the defaults.
+func (r *command) Run(ctx context.Context, cmd fluxyaml.Command, dir string, extraEnv map[string]string) ([]byte, error) {
 	if r == nil {
-		r = &Runner{}
+		r = &command{}
 	}
 	timeout := r.DefaultTimeout
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = fluxyaml.DefaultTimeout
 	}
 	if cmd.Timeout != nil && cmd.Timeout.Duration > 0 {
 		timeout = cmd.Timeout.Duration
 	}
 	limit := r.MaxOutput
 	if limit <= 0 {
-		limit = DefaultMaxOutput
+		limit = fluxyaml.DefaultMaxOutput
 	}
-	cmdErr := &CommandError{Command: cmd.Command, ExitCode: -1, Timeout: timeout}
+	cmdErr := &fluxyaml.CommandError{Command: cmd.Command, ExitCode: -1, Timeout: timeout}
 	if err := ctx.Err(); err != nil {
 		cmdErr.Err = err
 		return nil, cmdErr
@@ -181,7 +168,7 @@ func (r *Runner) Run(ctx context.Context, cmd Command, dir string, extraEnv map[
 	}
 	switch {
 	case stdout.overflowed:
-		cmdErr.Err = &outputTooLargeError{limit: limit}
+		cmdErr.Err = fluxyaml.NewOutputTooLargeError(limit)
 	case interrupted && ctx.Err() != nil:
 		cmdErr.Err = ctx.Err()
 	case interrupted:
@@ -196,17 +183,17 @@ func (r *Runner) Run(ctx context.Context, cmd Command, dir string, extraEnv map[
 }
 
 // environ builds the complete environment, sorted for reproducibility.
-func (r *Runner) environ(home string, extraEnv map[string]string) ([]string, error) {
+func (r *command) environ(home string, extraEnv map[string]string) ([]string, error) {
 	path := r.Path
 	if path == "" {
-		path = DefaultPath
+		path = fluxyaml.DefaultPath
 	}
 	vars := map[string]string{}
 	for k, v := range r.Env {
 		if err := checkEnvName(k); err != nil {
 			return nil, err
 		}
-		if IsReservedEnv(k) {
+		if fluxyaml.IsReservedEnv(k) {
 			return nil, fmt.Errorf("environment variable %s is reserved: PATH and HOME are set by the controller, FLUX_* by the updaters", k)
 		}
 		vars[k] = v
