@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,13 +35,26 @@ func TestDeployDefault(t *testing.T) {
 // applies deploy/default with the images of e2e/images, waits until every controller is Ready
 // and holds its Lease, and runs test.
 func withDeployDefault(t *testing.T, test func(ctx context.Context, cluster *Cluster)) {
+	withDeployDefaultAnd(t, deployOptions{}, test)
+}
+
+// deployOptions change what withDeployDefaultAnd does.
+type deployOptions struct {
+	// Flux are images of images.Flux to build and import as well.
+	Flux []string
+	// Restarts allows the controllers' containers to restart: the test kills them.
+	Restarts bool
+}
+
+// withDeployDefaultAnd is withDeployDefault with deploy's options.
+func withDeployDefaultAnd(t *testing.T, deploy deployOptions, test func(ctx context.Context, cluster *Cluster)) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(root, "bin")
 	start := time.Now()
-	built, err := images.Build(images.Options{Bin: bin, Out: filepath.Join(bin, "images")})
+	built, err := images.Build(images.Options{Bin: bin, Out: filepath.Join(bin, "images"), Controllers: append(slices.Clone(images.Controllers), deploy.Flux...)})
 	if err != nil {
 		t.Fatalf("building the images: %v", err)
 	}
@@ -65,7 +79,9 @@ func withDeployDefault(t *testing.T, test func(ctx context.Context, cluster *Clu
 		// leader election Lease.
 		waitLeases(ctx, t, cluster, "sluice-system", len(images.Controllers))
 		test(ctx, cluster)
-		noRestarts(ctx, t, cluster, "sluice-system")
+		if !deploy.Restarts {
+			noRestarts(ctx, t, cluster, "sluice-system")
+		}
 	})
 }
 
