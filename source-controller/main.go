@@ -76,9 +76,9 @@ func main() {
 	pflag.Int64Var(&chartLimits.MaxChartSize, "helm-chart-max-size", 10<<20, "The largest Helm chart archive, in bytes, that is downloaded.")
 	pflag.Int64Var(&chartLimits.MaxFileSize, "helm-chart-file-max-size", 5<<20, "The largest file, in bytes, a Helm chart may hold.")
 	pflag.Int64Var(&sharedDownloadsSize, "helm-chart-cache-max-size", 64<<20,
-		"The bytes of chart archives kept in memory, each downloaded once for all the HelmCharts that resolve to it (same URL, digest and credentials); 0 downloads a chart for each HelmChart.")
+		"A size in bytes (not a count, unlike --helm-cache-max-size): the chart archives kept in memory, each downloaded once for all the HelmCharts that resolve to it (same URL, digest and credentials); 0 downloads a chart for each HelmChart.")
 	pflag.IntVar(&helmCache.maxSize, "helm-cache-max-size", 0,
-		"The number of Helm repository indexes kept in memory; 0 disables the cache. A full cache evicts the least recently used index.")
+		"A count (not bytes, unlike --helm-chart-cache-max-size; Flux's flag): the number of Helm repository indexes kept in memory; 0 disables the cache. A full cache evicts the least recently used index.")
 	pflag.DurationVar(&helmCache.ttl, "helm-cache-ttl", 15*time.Minute, "How long an index stays cached after its last use.")
 	pflag.DurationVar(&helmCache.purgeInterval, "helm-cache-purge-interval", time.Minute, "How often expired indexes are removed from the cache.")
 	pflag.Parse()
