@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -22,7 +21,7 @@ import (
 // The applies of a stage are sent concurrently, once every object passed its dry-run.
 func TestAppliesAreConcurrent(t *testing.T) {
 	g := NewWithT(t)
-	ns := newTestNamespace(t)
+	ns := env.Namespace(t)
 	inFlight := &maxInFlight{}
 	a := newTestApplier(t, inFlight.RoundTrip)
 
@@ -39,7 +38,7 @@ func TestAppliesAreConcurrent(t *testing.T) {
 // cluster keep the last applied revision.
 func TestLaterApplyDryRunsEveryObjectFirst(t *testing.T) {
 	g := NewWithT(t)
-	ns := newTestNamespace(t)
+	ns := env.Namespace(t)
 	a := newTestApplier(t, nil)
 	owner := types.NamespacedName{Namespace: ns, Name: "owner"}
 
@@ -64,7 +63,7 @@ func TestLaterApplyDryRunsEveryObjectFirst(t *testing.T) {
 // collected if it leaves the set.
 func TestFirstApplyWithAnInvalidObject(t *testing.T) {
 	g := NewWithT(t)
-	ns := newTestNamespace(t)
+	ns := env.Namespace(t)
 	a := newTestApplier(t, nil)
 
 	objects := append(configMaps(ns, "cm", 20, "v1"), invalidConfigMap(ns))
@@ -109,14 +108,6 @@ func newTestApplier(t *testing.T, wrap func(http.RoundTripper) http.RoundTripper
 	}
 	return &Applier{Client: impersonation.Client{Client: c}, Mapper: env.Client.RESTMapper(), FieldManager: "test", OwnerGroup: "test.sluice.dev",
 		Concurrency: 4, Annotations: Annotations{Reconcile: "test.sluice.dev/reconcile", Force: "test.sluice.dev/force", Prune: "test.sluice.dev/prune"}}
-}
-
-func newTestNamespace(t *testing.T) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "apply-"}}
-	if err := env.Client.Create(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
 }
 
 // configMaps are n ConfigMaps <prefix>-0… with data v=value.

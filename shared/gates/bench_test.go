@@ -18,7 +18,7 @@ import (
 //	go test -run '^$' -bench Release1000Consumers ./gates/
 func BenchmarkRelease1000Consumers(b *testing.B) {
 	g := NewWithT(b)
-	ns := newNamespace(b)
+	ns := env.Namespace(b)
 	rec := startConsumerController(b)
 	gate := createGate(b, ns, "release", closed())
 	keys := make([]types.NamespacedName, 1000)

@@ -12,8 +12,8 @@ import (
 )
 
 func TestEvaluate(t *testing.T) {
-	ns := newNamespace(t)
-	other := newNamespace(t)
+	ns := env.Namespace(t)
+	other := env.Namespace(t)
 	freezeEnd := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	createGate(t, ns, "open-a", opened())
 	createGate(t, ns, "open-b", opened())
@@ -81,7 +81,7 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestEvaluateNextOpening(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	early := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	late := time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC)
 	createGate(t, ns, "early", closedUntil(early))
@@ -103,7 +103,7 @@ func TestEvaluateNextOpening(t *testing.T) {
 }
 
 func TestLogValue(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	createGate(t, ns, "change-freeze", closed())
 	createGate(t, ns, "bypass-signoff", opened())
 	res, err := gates.Evaluate(context.Background(), env.Client, ns,

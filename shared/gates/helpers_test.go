@@ -2,29 +2,15 @@ package gates_test
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
-
-var nsCount atomic.Int64
-
-// newNamespace creates a namespace of its own for a test.
-func newNamespace(t testing.TB) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gates-%d", nsCount.Add(1))}}
-	NewWithT(t).Expect(env.Client.Create(context.Background(), ns)).To(Succeed())
-	return ns.Name
-}
 
 // gateState is how a test wants a Gate's status to look.
 type gateState struct {

@@ -16,7 +16,7 @@ import (
 
 // The CRD generated from the gatesapi.Gates markers is what rejects bad specs at admission.
 func TestGatesSpecValidation(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	cases := []struct {
 		name    string
 		spec    gatesapi.Gates
@@ -45,7 +45,7 @@ func TestGatesSpecValidation(t *testing.T) {
 
 func TestGatesSpecDefaultsToAll(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	key := createConsumer(t, ns, "defaulted", &gatesapi.Gates{Refs: []string{"a", "other/b"}})
 
 	got := &testapi.Consumer{}

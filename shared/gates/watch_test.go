@@ -74,8 +74,8 @@ func createConsumer(t testing.TB, ns, name string, spec *gatesapi.Gates) types.N
 
 func TestWatchReleasesConsumersWhenGateOpens(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
-	other := newNamespace(t)
+	ns := env.Namespace(t)
+	other := env.Namespace(t)
 	rec := startConsumerController(t)
 
 	gate := createGate(t, ns, "approval", closed())
@@ -103,7 +103,7 @@ func TestWatchReleasesConsumersWhenGateOpens(t *testing.T) {
 
 func TestWatchReleasesConsumersWhenMissingGateAppears(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	rec := startConsumerController(t)
 
 	waiting := createConsumer(t, ns, "waiting", &gatesapi.Gates{Refs: []string{"late-gate"}})

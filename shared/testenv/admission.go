@@ -2,18 +2,14 @@ package testenv
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -26,7 +22,6 @@ type Admission struct {
 	// Kubeconfig is the path of a cluster-admin kubeconfig.
 	Kubeconfig string
 	dir        string
-	namespaces atomic.Int32
 }
 
 // StartAdmission starts the control plane (deploy/crds installed) and writes its kubeconfig.
@@ -52,16 +47,6 @@ func StartAdmission(scheme *runtime.Scheme) (*Admission, error) {
 func (a *Admission) Stop() {
 	_ = a.Env.Stop()
 	_ = os.RemoveAll(a.dir)
-}
-
-// Namespace creates a namespace of its own for a test.
-func (a *Admission) Namespace(t testing.TB) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("apitest-%d", a.namespaces.Add(1))}}
-	if err := a.Client.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
 }
 
 // FromYAML reads a manifest as a user writes it, in namespace ns.
