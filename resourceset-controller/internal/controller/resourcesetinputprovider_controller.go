@@ -58,32 +58,18 @@ func (r *ResourceSetInputProviderReconciler) Reconcile(ctx context.Context, req 
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	// Paused: nothing is fetched or written, not even the reconcile request echo, so that a
-	// `flux reconcile`-style request visibly stays unhandled.
-	if obj.IsDisabled() {
-		log.FromContext(ctx).Info("reconciliation is disabled by the annotation " + rsv1.ReconcileAnnotation)
-		return ctrl.Result{}, nil
-	}
-	// The provider has no finalizer: a deleted provider has nothing to clean up.
-	if !obj.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-
 	wasReady := conditions.IsReady(obj)
-	patcher := status.NewPatcher(obj, r.Client)
-	defer func() {
-		retErr = status.Finalize(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics, ControllerName)
-	}()
-
-	// A new spec: say so before a fetch that may take up to the timeout.
-	if obj.Generation != obj.Status.ObservedGeneration {
-		if err := status.Progressing(ctx, patcher, obj, ControllerName); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	// The request is echoed with the outcome (by status.Finalize), not before it.
-	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
-		obj.Status.SetLastHandledReconcileRequest(v)
+	finisher := status.Finisher{Client: r.Client, Metrics: r.Metrics, FieldOwner: ControllerName}
+	rec := finisher.Begin(ctx, obj, status.Fields{
+		ObservedGeneration: &obj.Status.ObservedGeneration, LastHandledReconcileAt: &obj.Status.LastHandledReconcileAt,
+	})
+	defer rec.Finish(&retErr)
+	// The provider has no finalizer: a deleted provider has nothing to clean up. A disabled one
+	// fetches nothing, and echoes the reconcile request as every paused object does.
+	if done, err := rec.Preamble(status.Preamble{
+		Suspended: obj.IsDisabled(), SuspendedMessage: "reconciliation is disabled by the annotation " + rsv1.ReconcileAnnotation,
+	}); done {
+		return ctrl.Result{}, err
 	}
 
 	if err := r.reconcileInputs(ctx, obj, wasReady, start); err != nil {

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sluice-gitops/sluice/shared/testenv"
+
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
@@ -219,8 +221,10 @@ spec:
 	g.Expect(rsipInputs(g, obj)[0]).To(HaveKeyWithValue("id", "team2"))
 }
 
-// `fluxcd.controlplane.io/reconcile: disabled` pauses a provider: neither a reconcile request nor
-// a new spec is handled, and the exported inputs stay; removing the annotation resumes it at once.
+// `fluxcd.controlplane.io/reconcile: disabled` pauses a provider: a new spec is not fetched and
+// the exported inputs stay; a reconcile request is echoed, as on every paused object (it was
+// left unhandled before the reconcilers shared one preamble). Removing the annotation resumes
+// it at once.
 func TestInputProviderDisabledAnnotationPauses(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
@@ -241,10 +245,15 @@ spec:
 	rsipUpdate(t, key, func(p *rsv1.ResourceSetInputProvider) {
 		p.Spec.DefaultValues["tenant"].Raw = []byte(`"team2"`)
 	})
-	poke(t, obj)
+	requested := testenv.Poke(t, k8s, obj)
+	g.Eventually(func(g Gomega) string {
+		return rsipGet(g, key).Status.LastHandledReconcileAt
+	}, timeout).Should(Equal(requested))
 	g.Consistently(func(g Gomega) rsv1.ResourceSetInputProviderStatus {
-		return rsipGet(g, key).Status
-	}, 3*time.Second, 250*time.Millisecond).Should(Equal(before.Status))
+		st := rsipGet(g, key).Status
+		st.LastHandledReconcileAt, st.ObservedGeneration = before.Status.LastHandledReconcileAt, before.Status.ObservedGeneration
+		return st
+	}, 3*time.Second, 250*time.Millisecond).Should(Equal(before.Status), "nothing fetched, the inputs and conditions kept")
 
 	annotate(t, obj, rsv1.ReconcileAnnotation, "")
 	obj = rsipReady(t, key)
