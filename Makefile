@@ -63,7 +63,7 @@ $(ETCD):
 
 # Flux's kustomize-controller, the consumer of the e2e scenarios: its go.mod has replace
 # directives (its api module beside it), so it builds in a copy of the two modules as the proxy
-# serves them, not by go install. Its
+# serves them, not by go install. Static, as Flux builds it: e2e/images makes an image of it. Its
 # CRD (config/crd/bases of the module) goes beside the binary.
 $(KUSTOMIZE_CONTROLLER):
 	set -e; moddir() { cd /tmp && GOFLAGS=-mod=mod go mod download -json $$1@$(KUSTOMIZE_CONTROLLER_VERSION) | \
@@ -71,7 +71,7 @@ $(KUSTOMIZE_CONTROLLER):
 	  main=$$(moddir github.com/fluxcd/kustomize-controller); api=$$(moddir github.com/fluxcd/kustomize-controller/api); \
 	  tmp=$$(mktemp -d); trap 'chmod -R u+w '$$tmp'; rm -rf '$$tmp EXIT; \
 	  cp -r $$main/. $$tmp; mkdir -p $$tmp/api; cp -r $$api/. $$tmp/api; chmod -R u+w $$tmp; \
-	  cd $$tmp && GOWORK=off GOFLAGS=-mod=mod go build -o $@ \
+	  cd $$tmp && CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod go build -o $@ \
 	  -ldflags "-X main.VERSION=$(KUSTOMIZE_CONTROLLER_VERSION)" . && \
 	  mkdir -p $(BIN)/crds && cp config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml $(BIN)/crds/
 
