@@ -65,12 +65,13 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := status.NewPatcher(gate, r.Client)
-	defer func() {
-		retErr = status.Finalize(ctx, patcher, gate, &gate.Status.ObservedGeneration, retErr, r.Metrics, ControllerName)
-	}()
-	if v, ok := meta.ReconcileAnnotationValue(gate.GetAnnotations()); ok {
-		gate.Status.LastHandledReconcileAt = v
+	rec := status.Finisher{Client: r.Client, Metrics: r.Metrics, FieldOwner: ControllerName}.Begin(ctx, gate, status.Fields{
+		ObservedGeneration: &gate.Status.ObservedGeneration, LastHandledReconcileAt: &gate.Status.LastHandledReconcileAt,
+	})
+	defer rec.Finish(&retErr)
+	// A Gate leaves nothing behind (no finalizer) and cannot be suspended: a gate is the switch.
+	if done, err := rec.Preamble(status.Preamble{}); done {
+		return ctrl.Result{}, err
 	}
 
 	keepers, err := r.keepersOf(ctx, gate)

@@ -42,12 +42,13 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err := r.Get(ctx, req.NamespacedName, gk); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := status.NewPatcher(gk, r.Client)
-	defer func() {
-		retErr = status.Finalize(ctx, patcher, gk, &gk.Status.ObservedGeneration, retErr, nil, ControllerName)
-	}()
-	if v, ok := meta.ReconcileAnnotationValue(gk.GetAnnotations()); ok {
-		gk.Status.LastHandledReconcileAt = v
+	rec := status.Finisher{Client: r.Client, FieldOwner: ControllerName}.Begin(ctx, gk, status.Fields{
+		ObservedGeneration: &gk.Status.ObservedGeneration, LastHandledReconcileAt: &gk.Status.LastHandledReconcileAt,
+	})
+	defer rec.Finish(&retErr)
+	// A GateKeeper leaves nothing behind (no finalizer) and cannot be suspended.
+	if done, err := rec.Preamble(status.Preamble{}); done {
+		return ctrl.Result{}, err
 	}
 
 	keeper, err := schedule.Parse(gk.Spec)
