@@ -6,22 +6,11 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
-
-// newNamespace gives each test its own namespace, so tests never see each other's gates.
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	g := NewWithT(t)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubectl-gate-"}}
-	g.Expect(env.Client.Create(context.Background(), ns)).To(Succeed())
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ns) })
-	return ns.Name
-}
 
 func createGate(t *testing.T, namespace, name string, spec gatingv1alpha1.GateSpec) *gatingv1alpha1.Gate {
 	t.Helper()

@@ -29,7 +29,7 @@ func TestSelfSubjectReviewOfTheTestKubeconfigIsSluiceAdmin(t *testing.T) {
 
 func TestOpenWritesTheRequestAnnotations(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	window := metav1.Duration{Duration: time.Hour}
 	createGate(t, ns, "bypass-signoff", gatingv1alpha1.GateSpec{Default: gatingv1alpha1.GateClosed, Window: &window})
 
@@ -56,7 +56,7 @@ func TestOpenWritesTheRequestAnnotations(t *testing.T) {
 // without --for or reason drops the first one's duration and reason.
 func TestOpenAgainReplacesTheWholeRequest(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	gate := &gatingv1alpha1.Gate{}
 	gate.Namespace, gate.Name = ns, "maintenance"
 	gate.Annotations = map[string]string{"team": "platform"}
@@ -78,7 +78,7 @@ func TestOpenAgainReplacesTheWholeRequest(t *testing.T) {
 
 func TestCloseWithoutReasonRemovesThePreviousReason(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	createGate(t, ns, "freeze", gatingv1alpha1.GateSpec{})
 
 	g.Expect(kubectlGate(t, "close", "freeze", "Release freeze", "--for", "1h", "-n", ns).exitCode).To(Equal(0))
@@ -101,7 +101,7 @@ func TestCloseWithoutReasonRemovesThePreviousReason(t *testing.T) {
 // requestedBy is who the API server says made the request, so --as is honoured.
 func TestRequestedByIsTheImpersonatedUser(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	createGate(t, ns, "freeze", gatingv1alpha1.GateSpec{})
 
 	res := kubectlGate(t, "open", "freeze", "--as", "alice", "--as-group", "system:masters", "-n", ns)
@@ -112,7 +112,7 @@ func TestRequestedByIsTheImpersonatedUser(t *testing.T) {
 
 func TestOpenMissingGateNamesGateAndNamespace(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 
 	res := kubectlGate(t, "open", "nope", "why not", "-n", ns)
 	g.Expect(res.exitCode).NotTo(Equal(0))
@@ -121,7 +121,7 @@ func TestOpenMissingGateNamesGateAndNamespace(t *testing.T) {
 }
 
 func TestRequestRejectsABadForValue(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	createGate(t, ns, "freeze", gatingv1alpha1.GateSpec{})
 
 	for _, verb := range []string{"open", "close"} {
@@ -140,7 +140,7 @@ func TestRequestRejectsABadForValue(t *testing.T) {
 
 func TestRequestRejectsAnUnquotedReason(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	createGate(t, ns, "freeze", gatingv1alpha1.GateSpec{})
 
 	res := kubectlGate(t, "open", "freeze", "Patching", "a", "CVE", "-n", ns)

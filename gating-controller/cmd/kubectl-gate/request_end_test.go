@@ -13,7 +13,7 @@ import (
 // instead of "-", and the cause line names the request.
 func TestStatusOfARequestWithoutEnd(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	gate := createGate(t, ns, "prod", gatingv1alpha1.GateSpec{})
 	cause := "Gate closed by the close request of alice until the next request (no duration and no spec.window: it does not end by itself)"
 	setStatus(t, gate, gatingv1alpha1.GateStatus{

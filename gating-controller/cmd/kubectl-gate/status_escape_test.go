@@ -26,7 +26,7 @@ func noTerminalControls(g Gomega, out string) {
 // control, a bidirectional override) is printed as text instead of being run by the terminal.
 func TestStatusEscapesWhatUsersWrote(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const (
 		reason = "\x1b[2Jdeploy\rall clear\u009b31m \u202eevil\x07"
 		by     = "mallory\x1b]0;owned\x07"

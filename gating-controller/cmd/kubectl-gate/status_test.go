@@ -13,7 +13,7 @@ import (
 // statusFixture creates three gates: one opened on request, one closed by default, and one the
 // controller has not handled yet.
 func statusFixture(t *testing.T) string {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bypass := createGate(t, ns, "bypass-signoff", gatingv1alpha1.GateSpec{Default: gatingv1alpha1.GateClosed})
 	setStatus(t, bypass, gatingv1alpha1.GateStatus{
 		Conditions:       []metav1.Condition{openedCondition(true, "Gate scheduled for closing at 2030-01-02T15:00:00Z")},
@@ -115,7 +115,7 @@ func TestStatusOfAGateWithoutConditionsIsUnknown(t *testing.T) {
 
 func TestStatusErrors(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 
 	res := kubectlGate(t, "status", "nope", "-n", ns)
 	g.Expect(res.exitCode).NotTo(Equal(0))

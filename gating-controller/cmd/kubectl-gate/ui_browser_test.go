@@ -85,7 +85,7 @@ func saveScreenshot(t *testing.T, ctx context.Context) {
 func TestUIInABrowser(t *testing.T) {
 	g := NewWithT(t)
 	ctx := browser(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	applyExample(t, ns, "gates.yaml")
 	applyExample(t, ns, "gitrepository.yaml", "${SANDBOX_GIT_URL}", "http://127.0.0.1:9/demo.git")
 	demo := &unstructured.Unstructured{}

@@ -114,7 +114,7 @@ spec:
 
 func TestUIStateOfTheDemoGates(t *testing.T) {
 	g := NewWithT(t)
-	ns, other := newNamespace(t), newNamespace(t)
+	ns, other := env.Namespace(t), env.Namespace(t)
 	demoGates(t, ns)
 	createYAML(t, ns, gitRepository("demo", "change-freeze", "bypass-signoff"))
 	createYAML(t, ns, gitRepository("ungated"))
@@ -176,7 +176,7 @@ func TestUIStateOfTheDemoGates(t *testing.T) {
 // force hides.
 func TestUITimelineInTheKeepersZone(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	gate := createGate(t, ns, "prod", gatingv1alpha1.GateSpec{})
 	createYAML(t, ns, `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
 kind: GateKeeper
@@ -208,7 +208,7 @@ spec:
 // A broken GateKeeper holds its gate closed whatever the schedules say: no timeline, and a note.
 func TestUITimelineOfABrokenKeeper(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	createGate(t, ns, "prod", gatingv1alpha1.GateSpec{})
 	createYAML(t, ns, `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
 kind: GateKeeper
@@ -232,7 +232,7 @@ spec:
 // A request written by `kubectl gate open` shows before the gating-controller handles it.
 func TestUIStateShowsAPendingRequest(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	gate := createGate(t, ns, "bypass-signoff", gatingv1alpha1.GateSpec{Default: gatingv1alpha1.GateClosed})
 
 	res := kubectlGate(t, "open", "bypass-signoff", "Patching a CVE", "--for", "2h", "-n", ns)
@@ -255,7 +255,7 @@ func TestUIStateShowsAPendingRequest(t *testing.T) {
 // other kinds are skipped and named, and the gates are still shown.
 func TestUIStateSkipsTheKindsTheUserCannotList(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	demoGates(t, ns)
 	createYAML(t, ns, gitRepository("demo", "change-freeze"))
 

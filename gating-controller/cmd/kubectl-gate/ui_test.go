@@ -33,7 +33,7 @@ func get(t *testing.T, url, host string) (*http.Response, string) {
 
 func TestUIServesThePageAndTheStateOfTheNamespace(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	demoGates(t, ns)
 	url := startUI(t, "-n", ns, "--now", "2026-12-20T00:30:00Z")
 

@@ -30,7 +30,7 @@ func holdRepository(t *testing.T, repo *unstructured.Unstructured) uiWaiting {
 // A held object shows the revision waiting behind its gates and since when, from status.gates.
 func TestUIStateShowsTheRevisionWaitingBehindAGate(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	demoGates(t, ns)
 	want := holdRepository(t, createYAML(t, ns, gitRepository("demo", "change-freeze", "bypass-signoff")))
 

@@ -14,7 +14,7 @@ import (
 
 func TestWaitReturnsWhenTheGateOpens(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	gate := createGate(t, ns, "bypass-signoff", gatingv1alpha1.GateSpec{Default: gatingv1alpha1.GateClosed})
 	setStatus(t, gate, gatingv1alpha1.GateStatus{Conditions: []metav1.Condition{openedCondition(false, "Gate closed by default")}})
 
@@ -36,7 +36,7 @@ func TestWaitReturnsWhenTheGateOpens(t *testing.T) {
 
 func TestWaitReturnsAtOnceWhenTheStateIsReached(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	gate := createGate(t, ns, "freeze", gatingv1alpha1.GateSpec{})
 	setStatus(t, gate, gatingv1alpha1.GateStatus{Conditions: []metav1.Condition{openedCondition(false, "Gate closed on request")}})
 
@@ -49,7 +49,7 @@ func TestWaitReturnsAtOnceWhenTheStateIsReached(t *testing.T) {
 
 func TestWaitTimesOutOnAClosedGate(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	gate := createGate(t, ns, "freeze", gatingv1alpha1.GateSpec{})
 	setStatus(t, gate, gatingv1alpha1.GateStatus{Conditions: []metav1.Condition{openedCondition(false, "Gate closed on request")}})
 
@@ -61,7 +61,7 @@ func TestWaitTimesOutOnAClosedGate(t *testing.T) {
 // A gate the controller has not handled yet is neither opened nor closed.
 func TestWaitTimesOutOnAGateWithoutConditions(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	createGate(t, ns, "new", gatingv1alpha1.GateSpec{})
 
 	res := kubectlGate(t, "wait", "new", "--for", "closed", "--timeout", "1s", "-n", ns)
@@ -71,7 +71,7 @@ func TestWaitTimesOutOnAGateWithoutConditions(t *testing.T) {
 
 func TestWaitErrors(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 
 	res := kubectlGate(t, "wait", "nope", "--for", "opened", "-n", ns)
 	g.Expect(res.exitCode).NotTo(Equal(0))

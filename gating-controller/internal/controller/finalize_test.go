@@ -81,7 +81,7 @@ func conditionGauge(g Gomega, reg *prometheus.Registry, kind, ns, name, typ stri
 // removes Reconciling.
 func TestGateTransientErrorIsRetried(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2026-11-22T10:00:00Z")
 	createGate(t, ns, "prod", gatingv1.GateSpec{Default: gatingv1.GateOpened})
 	g.Eventually(openedCondition(ns, "prod"), timeout).Should(Equal("True|ReconciliationSucceeded|Gate opened by default"))
@@ -124,7 +124,7 @@ func TestGateTransientErrorIsRetried(t *testing.T) {
 // removes Reconciling.
 func TestGateKeeperTransientErrorIsRetried(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2026-11-22T10:00:00Z")
 	createGate(t, ns, "change-freeze", gatingv1.GateSpec{Default: gatingv1.GateOpened})
 	createKeeper(t, ns, "freeze", gatingv1.GateKeeperSpec{Gate: "change-freeze", CronJob: &gatingv1.CronJob{Closed: []string{"* * 20-30 11 *"}}})
@@ -155,7 +155,7 @@ func TestGateKeeperTransientErrorIsRetried(t *testing.T) {
 // why. Fixing the spec removes Stalled.
 func TestGateKeeperInvalidScheduleStalls(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2026-11-22T10:00:00Z")
 	createGate(t, ns, "target", gatingv1.GateSpec{Default: gatingv1.GateOpened})
 	spec := gatingv1.GateKeeperSpec{Gate: "target", CronJob: &gatingv1.CronJob{Closed: []string{"* * 20-30 11 *", "* * 40 11 *"}}}

@@ -16,7 +16,7 @@ import (
 // then closes ahead of its schedule.
 func TestGateApprovalWindow(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2021-03-26T09:59:00Z")
 	gate := createGate(t, ns, "sre-approval", gatingv1.GateSpec{
 		Interval: duration("30s"), Default: gatingv1.GateClosed, Window: duration("1h"),
@@ -49,7 +49,7 @@ func TestGateApprovalWindow(t *testing.T) {
 // A maintenance gate opened by default, closed for 24h.
 func TestGateMaintenanceWindow(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2021-03-26T09:00:00Z")
 	gate := createGate(t, ns, "maintenance", gatingv1.GateSpec{
 		Interval: duration("30s"), Default: gatingv1.GateOpened, Window: duration("24h"),
@@ -74,7 +74,7 @@ func TestGateMaintenanceWindow(t *testing.T) {
 // A request is handled once: applying the same annotation again (say from Git) does nothing new.
 func TestGateRequestIsHandledOnce(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2021-03-26T10:00:00Z")
 	gate := createGate(t, ns, "approval", gatingv1.GateSpec{Default: gatingv1.GateClosed, Window: duration("1h")})
 	annotate(t, gate, gatesapi.OpenRequestAnnotation, "2021-03-26T10:00:00Z")
@@ -96,7 +96,7 @@ func TestGateRequestIsHandledOnce(t *testing.T) {
 // Requests that cannot be honoured are ignored with a Warning event that says why.
 func TestGateIgnoresBadRequests(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2021-03-26T10:00:00Z")
 	gate := createGate(t, ns, "approval", gatingv1.GateSpec{Default: gatingv1.GateClosed})
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(HavePrefix("False|"))
@@ -124,7 +124,7 @@ func TestGateIgnoresBadRequests(t *testing.T) {
 // request's own duration overrides spec.window; the event names who asked and why.
 func TestGateLaterRequestWinsAndDurationOverridesWindow(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2021-03-26T10:00:00Z")
 	gate := createGate(t, ns, "approval", gatingv1.GateSpec{Default: gatingv1.GateClosed, Window: duration("1h")})
 	g.Eventually(openedCondition(ns, "approval"), timeout).Should(HavePrefix("False|"))
@@ -153,7 +153,7 @@ func TestGateLaterRequestWinsAndDurationOverridesWindow(t *testing.T) {
 // The gate wakes up exactly when its window ends, not at its interval.
 func TestGateRequeuesAtItsNextTransition(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	now := setClock("2021-03-26T10:00:00Z")
 	gate := createGate(t, ns, "approval", gatingv1.GateSpec{Default: gatingv1.GateClosed, Window: duration("50m")})
 	annotate(t, gate, gatesapi.OpenRequestAnnotation, "2021-03-26T09:45:00Z")
@@ -172,7 +172,7 @@ func TestGateRequeuesAtItsNextTransition(t *testing.T) {
 }
 
 func TestGateSpecValidation(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	closed := true
 	for name, spec := range map[string]gatingv1.GateSpec{
 		"both default and closed": {Default: gatingv1.GateOpened, Closed: &closed},

@@ -24,7 +24,7 @@ func gateCondition(ns, name, typ string) func(g Gomega) string {
 // decides again.
 func TestBrokenFreezeClosesItsGate(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2026-12-02T10:00:00Z") // a Wednesday
 	gate := createGate(t, ns, "production", gatingv1.GateSpec{Default: gatingv1.GateOpened, Window: duration("1h")})
 	gk := createKeeper(t, ns, "weekend-freeze", gatingv1.GateKeeperSpec{
@@ -76,7 +76,7 @@ func TestBrokenFreezeClosesItsGate(t *testing.T) {
 // issue's keeper said "kept opened until 2026-12-25" of a gate closed by hand.
 func TestKeeperOverriddenByRequestSaysSo(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2026-12-05T10:00:00Z")
 	gate := createGate(t, ns, "prod", gatingv1.GateSpec{Default: gatingv1.GateOpened})
 	createKeeper(t, ns, "xmas", gatingv1.GateKeeperSpec{Gate: "prod", CronJob: &gatingv1.CronJob{Closed: []string{"* * 25 12 *"}}})

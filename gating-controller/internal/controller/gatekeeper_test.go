@@ -52,7 +52,7 @@ func blocked(ns string, spec *gatesapi.Gates) func(g Gomega) string {
 // gate opened by hand to let a release through; a GitRepository needs oneOf them.
 func TestChangeFreezeAndBypassSignoff(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	closed := true
 	setClock("2026-11-22T10:00:00Z")
 	createGate(t, ns, "change-freeze", gatingv1.GateSpec{Closed: &closed})
@@ -112,7 +112,7 @@ func TestChangeFreezeAndBypassSignoff(t *testing.T) {
 // A source behind a closed change-freeze gate is blocked with the message docs/gate.md shows.
 func TestChangeFreezeBlocksSources(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2022-05-26T01:12:22Z")
 	freeze := createGate(t, ns, "change-freeze", gatingv1.GateSpec{Default: gatingv1.GateOpened})
 	source := &gatesapi.Gates{Refs: []string{"change-freeze"}}
@@ -127,7 +127,7 @@ func TestChangeFreezeBlocksSources(t *testing.T) {
 // A Europe/London weekend freeze across the October DST change opens and closes at local times.
 func TestGateKeeperWindowAcrossDST(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2026-10-23T16:59:00Z") // Friday 17:59 BST
 	gate := createGate(t, ns, "weekend", gatingv1.GateSpec{Default: gatingv1.GateOpened})
 	createKeeper(t, ns, "weekend-freeze", gatingv1.GateKeeperSpec{
@@ -152,7 +152,7 @@ func TestGateKeeperWindowAcrossDST(t *testing.T) {
 // A manual open request overrides a keeper's freeze for its window, then the freeze resumes.
 func TestGateRequestOverridesKeeper(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2026-11-22T10:00:00Z")
 	gate := createGate(t, ns, "prod", gatingv1.GateSpec{Default: gatingv1.GateOpened, Window: duration("1h")})
 	createKeeper(t, ns, "freeze", gatingv1.GateKeeperSpec{Gate: "prod", CronJob: &gatingv1.CronJob{Closed: []string{"* * 20-30 11 *"}}})
@@ -172,7 +172,7 @@ func TestGateRequestOverridesKeeper(t *testing.T) {
 // they hold their gate closed until fixed (fail safe), and the gate names both.
 func TestGateKeeperBadInput(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2026-11-22T10:00:00Z")
 	createGate(t, ns, "target", gatingv1.GateSpec{Default: gatingv1.GateOpened})
 	createKeeper(t, ns, "bad-cron", gatingv1.GateKeeperSpec{
@@ -200,7 +200,7 @@ func TestGateKeeperBadInput(t *testing.T) {
 // A keeper for a gate that does not exist says so, and recovers when the gate appears.
 func TestGateKeeperForMissingGate(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	setClock("2026-11-22T10:00:00Z")
 	createKeeper(t, ns, "early", gatingv1.GateKeeperSpec{Gate: "later", CronJob: &gatingv1.CronJob{Closed: []string{"* * 20-30 11 *"}}})
 	g.Eventually(keeperReady(ns, "early"), timeout).

@@ -12,7 +12,7 @@ import (
 // with 400 and a message that names the limit, and the gate is left as it was; a week is taken.
 func TestReceiverCapsTheDurationOfARequest(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const token = "long-request-token"
 	newReceiverGate(t, ns, "release", token)
 

@@ -20,7 +20,7 @@ import (
 // refills each one a minute, so that a slow machine cannot refill a bucket during the test.
 func TestReceiverFloodWithoutTokenDoesNotLockOutCallers(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const token, hotfixToken = "release-train-token", "hotfix-token"
 	newReceiverGate(t, ns, "release", token)
 	newReceiverGate(t, ns, "hotfix", hotfixToken)

@@ -16,7 +16,7 @@ import (
 // 3 at once and one a minute, so that a slow machine cannot refill the bucket during the test.
 func TestReceiverRateLimitsPerGate(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const token = "busy-token"
 	newReceiverGate(t, ns, "busy", token)
 	newReceiverGate(t, ns, "quiet", token)
@@ -50,7 +50,7 @@ func TestReceiverRateLimitsPerGate(t *testing.T) {
 // With the defaults, a gate takes 10 requests at once: the eleventh gets 429.
 func TestReceiverDefaultRateLimit(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const token = "default-rate-token"
 	newReceiverGate(t, ns, "release", token)
 

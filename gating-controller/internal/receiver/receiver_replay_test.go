@@ -12,7 +12,7 @@ import (
 // another one, with the token or with its signature.
 func TestReceiverRefusesReplay(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const token = "replayed-token"
 	newReceiverGate(t, ns, "release", token)
 
@@ -41,7 +41,7 @@ func TestReceiverRefusesReplay(t *testing.T) {
 // the replay window has forgotten it.
 func TestReceiverRefusesStaleTimestamp(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const token = "stale-token"
 	newReceiverGate(t, ns, "release", token)
 

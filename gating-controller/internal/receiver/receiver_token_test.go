@@ -18,7 +18,7 @@ import (
 // caller closes it. The token never reaches the logs.
 func TestReceiverOpensAndClosesWithToken(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const token = "s3cr3t-token-for-release"
 	newReceiverGate(t, ns, "release", token)
 
@@ -62,7 +62,7 @@ func TestReceiverOpensAndClosesWithToken(t *testing.T) {
 // take it) authenticates a request as well as the token itself.
 func TestReceiverAcceptsHMACSignature(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const token = "hmac-key-of-release"
 	newReceiverGate(t, ns, "release", token)
 
@@ -77,7 +77,7 @@ func TestReceiverAcceptsHMACSignature(t *testing.T) {
 // and the gate is left as it was: no request annotation is written.
 func TestReceiverRefusesBadToken(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const token = "the-right-token"
 	newReceiverGate(t, ns, "release", token)
 
@@ -104,7 +104,7 @@ func TestReceiverRefusesBadToken(t *testing.T) {
 // token get the same 404: a caller cannot learn which gates exist.
 func TestReceiverAnswersNotFoundAlike(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	ctx := context.Background()
 	const token = "token-of-nothing"
 	g.Expect(k8s.Create(ctx, &gatingv1.Gate{ObjectMeta: objectMeta(ns, "plain")})).To(Succeed())

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,15 +140,6 @@ func startReceiver(t *testing.T, limits Limits) string {
 	t.Cleanup(cancel)
 	go func() { _ = srv.Start(ctx) }()
 	return "http://" + ln.Addr().String()
-}
-
-var nsCount atomic.Int64
-
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("receiver-%d", nsCount.Add(1))}}
-	NewWithT(t).Expect(k8s.Create(context.Background(), ns)).To(Succeed())
-	return ns.Name
 }
 
 // newReceiverGate creates a gate closed by default whose receiver takes token, held in the Secret
