@@ -53,7 +53,7 @@ func main() {
 	gateReconciler := &controller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}, Metrics: &readiness}
 	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")
 	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}}
-	bootstrap.Exit(keeperReconciler.SetupWithManager(mgr, opts.ControllerOptions()), "setting up the GateKeeper controller")
+	bootstrap.Exit(keeperReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GateKeeper controller")
 
 	if receiverAddr != "" {
 		// Requests are written in the controller's own name, the one the admission policy expects.

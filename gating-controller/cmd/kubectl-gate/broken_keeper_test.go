@@ -42,7 +42,7 @@ func startGatingController(t *testing.T, namespace string) {
 	gates := &gatingcontroller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}}
 	g.Expect(gates.SetupWithManager(ctx, mgr, opts)).To(Succeed())
 	keepers := &gatingcontroller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}}
-	g.Expect(keepers.SetupWithManager(mgr, opts)).To(Succeed())
+	g.Expect(keepers.SetupWithManager(ctx, mgr, opts)).To(Succeed())
 	go func() { _ = mgr.Start(ctx) }()
 }
 
@@ -59,7 +59,7 @@ func kubectl(t *testing.T, args ...string) string {
 // keeper not ready with the error; fixed, the warning goes and the gate opens.
 func TestStatusShowsABrokenFreeze(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	startGatingController(t, ns)
 	createGate(t, ns, "production", gatingv1alpha1.GateSpec{Default: gatingv1alpha1.GateOpened})
 	gk := &gatingv1alpha1.GateKeeper{

@@ -19,8 +19,9 @@ import (
 
 // SetupWithManager registers the GateKeeper controller; it needs the index the Gate controller
 // registers, so it is set up after it. Gates appearing or going away, or getting a new request,
-// re-evaluate their keepers.
-func (r *GateKeeperReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+// re-evaluate their keepers. It takes a context like every SetupWithManager, though it
+// registers no index.
+func (r *GateKeeperReconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gatingv1.GateKeeper{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},

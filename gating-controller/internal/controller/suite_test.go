@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/events"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -75,7 +73,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 		return err
 	}
 	keeper := &GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk}
-	if err := keeper.SetupWithManager(mgr, opts); err != nil {
+	if err := keeper.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
 	go func() { _ = mgr.Start(ctx) }()
@@ -84,15 +82,6 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 
 // logs holds what the reconcilers logged, as JSON lines.
 var logs = &testenv.LogBuffer{}
-
-var nsCount atomic.Int64
-
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gating-%d", nsCount.Add(1))}}
-	NewWithT(t).Expect(k8s.Create(context.Background(), ns)).To(Succeed())
-	return ns.Name
-}
 
 // setClock moves the controllable clock.
 func setClock(s string) time.Time {
