@@ -39,7 +39,7 @@ func BenchmarkScan200Workloads(b *testing.B) {
 		}
 	}
 	clock := newClock()
-	s := New(Config{Interval: 5 * time.Minute, Now: clock.Now})
+	s := New(Config{Interval: 5 * time.Minute, Clock: clock})
 	opts := Options{Transport: reg.Transport()}
 	ctx := context.Background()
 	scan := func() {
@@ -56,7 +56,7 @@ func BenchmarkScan200Workloads(b *testing.B) {
 	b.ResetTimer()
 	var cpu time.Duration
 	for range b.N {
-		clock.Advance(5 * time.Minute)
+		clock.Step(5 * time.Minute)
 		// The CPU of the process includes the in-process registry's share
 		// of the tag lists.
 		before := processCPU(b)

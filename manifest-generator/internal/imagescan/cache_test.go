@@ -19,7 +19,7 @@ func TestTagsCachedForInterval(t *testing.T) {
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	reg.PushImage(t, "app", "1.0.0", epoch)
 	clock := newClock()
-	s := New(Config{Interval: time.Minute, Now: clock.Now})
+	s := New(Config{Interval: time.Minute, Clock: clock})
 	wire := &countingClient{next: reg.Transport()}
 	opts := Options{Transport: wire}
 	repo := repository(t, reg.Host(), "app")
@@ -34,14 +34,14 @@ func TestTagsCachedForInterval(t *testing.T) {
 
 	// Within Interval: no request, and the new tag is not seen yet.
 	reg.PushImage(t, "app", "1.1.0", epoch)
-	clock.Advance(time.Minute - time.Nanosecond)
+	clock.Step(time.Minute - time.Nanosecond)
 	tags, err = s.Tags(ctx, repo, opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tags).To(ConsistOf("1.0.0"))
 	g.Expect(wire.n.Load()).To(Equal(sent))
 
 	// After it: one list, and no new ping (the registry session is kept).
-	clock.Advance(time.Nanosecond)
+	clock.Step(time.Nanosecond)
 	tags, err = s.Tags(ctx, repo, opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tags).To(ConsistOf("1.0.0", "1.1.0"))
@@ -62,7 +62,7 @@ func TestTagsSharedInFlight(t *testing.T) {
 		}
 		next.ServeHTTP(w, r)
 	})
-	s := New(Config{Now: newClock().Now})
+	s := New(Config{Clock: newClock()})
 	repo := repository(t, host, "app")
 
 	var wg sync.WaitGroup
@@ -91,7 +91,7 @@ func TestCreatedCache(t *testing.T) {
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	first := reg.PushImage(t, "app", "main", epoch)
 	clock := newClock()
-	s := New(Config{Interval: time.Minute, DigestRefresh: time.Hour, Now: clock.Now})
+	s := New(Config{Interval: time.Minute, DigestRefresh: time.Hour, Clock: clock})
 	ctx := context.Background()
 	tag, err := name.NewTag(reg.Host() + "/app:main")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -115,13 +115,13 @@ func TestCreatedCache(t *testing.T) {
 
 	// The tag moves; within DigestRefresh the old answer stands.
 	moved := reg.PushImage(t, "app", "main", epoch.Add(time.Hour))
-	clock.Advance(30 * time.Minute)
+	clock.Step(30 * time.Minute)
 	expect(epoch, first, 0, 0)
 	// Past it, a HEAD sees the new digest: its manifest and config follow.
-	clock.Advance(30 * time.Minute)
+	clock.Step(30 * time.Minute)
 	expect(epoch.Add(time.Hour), moved, 2, 1)
 	// Past it again, unmoved: one HEAD.
-	clock.Advance(time.Hour)
+	clock.Step(time.Hour)
 	expect(epoch.Add(time.Hour), moved, 1, 0)
 
 	// Another tag of a known digest: its manifest only, the config is known.
@@ -130,7 +130,7 @@ func TestCreatedCache(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(remote.Write(tag, img, reg.RemoteOptions()...)).To(Succeed())
 	g.Expect(remote.Write(other, img, reg.RemoteOptions()...)).To(Succeed())
-	clock.Advance(time.Hour)
+	clock.Step(time.Hour)
 	d, err := img.Digest()
 	g.Expect(err).NotTo(HaveOccurred())
 	expect(epoch.Add(3*time.Hour), d, 2, 1)
@@ -148,7 +148,7 @@ func TestNewestSteadyState(t *testing.T) {
 		reg.PushImage(t, "app", tag, epoch.Add(time.Duration(i)*time.Hour))
 	}
 	clock := newClock()
-	s := New(Config{Interval: time.Minute, Now: clock.Now})
+	s := New(Config{Interval: time.Minute, Clock: clock})
 	repo := repository(t, reg.Host(), "app")
 	ctx := context.Background()
 	filter := mustFilter(t, "main-*")
@@ -167,14 +167,14 @@ func TestNewestSteadyState(t *testing.T) {
 
 	// Next interval: the tag list alone, until a new tag costs its manifest
 	// and config.
-	clock.Advance(time.Minute)
+	clock.Step(time.Minute)
 	before = s.Stats()
 	_, err = s.Newest(ctx, repo, filter, Options{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(s.Stats().Sub(before)).To(Equal(Stats{TagLists: 1}))
 
 	reg.PushImage(t, "app", "main-4", epoch.Add(9*time.Hour))
-	clock.Advance(time.Minute)
+	clock.Step(time.Minute)
 	before = s.Stats()
 	got, err = s.Newest(ctx, repo, filter, Options{})
 	g.Expect(err).NotTo(HaveOccurred())

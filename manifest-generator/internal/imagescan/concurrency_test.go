@@ -33,7 +33,7 @@ func TestMaxConcurrent(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		next.ServeHTTP(w, r)
 	})
-	s := New(Config{MaxConcurrent: 2, Now: newClock().Now})
+	s := New(Config{MaxConcurrent: 2, Clock: newClock()})
 
 	var wg sync.WaitGroup
 	results := make([]string, repos)

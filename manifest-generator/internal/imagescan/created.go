@@ -73,7 +73,7 @@ func (s *Scanner) cachedCreated(key string) (createdResult, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, ok := s.digests[key]
-	if !ok || s.cfg.Now().Sub(d.checked) >= s.cfg.DigestRefresh {
+	if !ok || s.cfg.Clock.Now().Sub(d.checked) >= s.cfg.DigestRefresh {
 		return createdResult{}, false
 	}
 	t, ok := s.created[d.digest]
@@ -88,7 +88,7 @@ func (s *Scanner) fetchCreated(ctx context.Context, c *client, tag name.Tag, key
 	remember := func(r createdResult) createdResult {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.digests[key] = tagDigest{digest: r.digest, checked: s.cfg.Now()}
+		s.digests[key] = tagDigest{digest: r.digest, checked: s.cfg.Clock.Now()}
 		s.created[r.digest] = r.created
 		return r
 	}

@@ -6,7 +6,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
@@ -24,25 +24,8 @@ import (
 // epoch is a fixed base for creation times and the fake clock.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// fakeClock is the Scanner's clock in tests, moved by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{now: epoch} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock is the Scanner's clock in tests, at epoch, moved by hand (Step).
+func newClock() *clocktesting.FakeClock { return clocktesting.NewFakeClock(epoch) }
 
 // newImage is a random single-layer image created at created.
 func newImage(t testing.TB, created time.Time) v1.Image {

@@ -58,7 +58,7 @@ func (t *rateLimitTransport) RoundTrip(req *http.Request) (*http.Response, error
 		if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 			return resp, nil
 		}
-		wait, ok := retryAfter(resp.Header.Get("Retry-After"), cfg.Now())
+		wait, ok := retryAfter(resp.Header.Get("Retry-After"), cfg.Clock.Now())
 		if !ok {
 			wait = cfg.RateLimitBackoff << (attempt - 1)
 		}

@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/singleflight"
+	"k8s.io/utils/clock"
 )
 
 // Defaults of Config.
@@ -44,8 +45,9 @@ type Config struct {
 	// behalf of every caller waiting for it and so outlives none of their
 	// contexts in particular.
 	RequestTimeout time.Duration
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
+	// Clock is the time source of the cache's ages and Retry-After dates (the real clock when
+	// nil); tests move a fake one.
+	Clock clock.PassiveClock
 }
 
 // Scanner lists tags and reads creation times of images for every workload
@@ -90,8 +92,8 @@ func New(cfg Config) *Scanner {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
 	}
 	return &Scanner{
 		cfg:     cfg,

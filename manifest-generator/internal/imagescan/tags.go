@@ -50,7 +50,7 @@ func (s *Scanner) tagsOf(ctx context.Context, c *client) ([]string, error) {
 			return nil, s.rateLimited(c.repo.RegistryStr(), fmt.Errorf("listing tags of %s: %w", c.repo, err))
 		}
 		s.mu.Lock()
-		s.tags[key] = tagList{tags: tags, fetched: s.cfg.Now()}
+		s.tags[key] = tagList{tags: tags, fetched: s.cfg.Clock.Now()}
 		s.mu.Unlock()
 		return tags, nil
 	})
@@ -64,7 +64,7 @@ func (s *Scanner) cachedTags(key string) ([]string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.tags[key]
-	if !ok || s.cfg.Now().Sub(e.fetched) >= s.cfg.Interval {
+	if !ok || s.cfg.Clock.Now().Sub(e.fetched) >= s.cfg.Interval {
 		return nil, false
 	}
 	return e.tags, true
