@@ -70,10 +70,12 @@ func TestFinisher(t *testing.T) {
 		obj  testapi.Consumer
 		// noFinalizer: a kind that leaves nothing behind (Gate, ResourceSetInputProvider).
 		noFinalizer bool
-		delete      bool
-		cleanupErr  error
-		steps       func(obj *testapi.Consumer) error
-		want        outcome
+		// status, when set, is written into the created object's status.
+		status     func(obj *testapi.Consumer)
+		delete     bool
+		cleanupErr error
+		steps      func(obj *testapi.Consumer) error
+		want       outcome
 	}{{
 		name: "success", steps: ready,
 		want: outcome{ready: "True|Succeeded|done", observed: true, finalizer: true,
@@ -135,8 +137,11 @@ func TestFinisher(t *testing.T) {
 			obj.Namespace, obj.Name = ns.Name, "app"
 			st := obj.Status
 			g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
-			if st.ObservedGeneration != 0 {
+			if st.ObservedGeneration != 0 || tc.status != nil {
 				obj.Status = st
+				if tc.status != nil {
+					tc.status(obj)
+				}
 				g.Expect(env.Client.Status().Update(ctx, obj)).To(Succeed())
 			}
 			key := client.ObjectKeyFromObject(obj)

@@ -2,6 +2,7 @@ package status
 
 import (
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -29,7 +30,9 @@ type Preamble struct {
 //     goes through Cleanup;
 //  4. suspension: the reconcile ends there (Finish then drops Reconciling: nothing is tried);
 //  5. a new generation: Reconciling=True and Ready=Unknown, reason Progressing, written at once,
-//     since kstatus readers wait on it and the steps may take up to their timeout.
+//     since kstatus readers wait on it and the steps may take up to their timeout. Once: the
+//     retries of a failed attempt keep ProgressingWithRetry and Ready's failure (Ready does not
+//     flap between False and Unknown at each retry).
 //
 // done means the reconcile ends with err.
 func (r *Reconcile) Preamble(p Preamble) (done bool, err error) {
@@ -56,10 +59,17 @@ func (r *Reconcile) Preamble(p Preamble) (done bool, err error) {
 		log.FromContext(r.ctx).Info(p.SuspendedMessage)
 		return true, nil
 	}
-	if obj.GetGeneration() != *r.fields.ObservedGeneration {
+	if obj.GetGeneration() != *r.fields.ObservedGeneration && !retrying(obj) {
 		if err := r.progressing(); err != nil {
 			return true, err
 		}
 	}
 	return false, nil
+}
+
+// retrying: an attempt at the object's generation failed and is being retried (Finalize left
+// Reconciling=True, ProgressingWithRetry): the new generation was announced already.
+func retrying(obj Object) bool {
+	c := conditions.Get(obj, meta.ReconcilingCondition)
+	return c != nil && c.Reason == meta.ProgressingWithRetryReason && c.ObservedGeneration == obj.GetGeneration()
 }
