@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/opencontainers/go-digest"
@@ -78,7 +77,6 @@ func (r *BucketReconciler) reconcileArtifact(ctx context.Context, obj *sourcev1.
 	if a != nil {
 		conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "new revision '%s'", revision)
 	}
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: new revision '%s'", revision)
 
 	// Refused by the listed sizes before any download; bounded again while reading.
 	limit := r.Storage.MaxSize

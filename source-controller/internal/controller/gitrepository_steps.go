@@ -61,7 +61,8 @@ func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sour
 }
 
 // outdated says why the artifact is built: ArtifactOutdated for a new revision or changed
-// includes (as Flux), Reconciling only for a changed spec that shapes the content.
+// includes (as Flux); a changed spec that shapes the content needs no condition: the preamble
+// said Reconciling for its new generation.
 func outdated(obj *sourcev1.GitRepository, rev git.Revision, includes []*meta.Artifact) {
 	art := obj.Status.Artifact
 	var reason, msg string
@@ -71,11 +72,10 @@ func outdated(obj *sourcev1.GitRepository, rev git.Revision, includes []*meta.Ar
 	case !includesUnchanged(obj, includes):
 		reason, msg = sourcev1.IncludeChangeReason, "included artifacts differ from last observed includes"
 	default:
-		conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: the content configuration or verification changed")
+		// The content configuration or verification changed: rebuilt, not outdated.
 		return
 	}
 	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, reason, "%s", msg)
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: %s", msg)
 }
 
 // gitTimeout is the bound of every Git operation of one reconcile.

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -52,7 +51,6 @@ func (r *HelmChartReconciler) buildFromHelmRepository(ctx context.Context, obj *
 		return nil, false, nil
 	}
 	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewChartReason, "pulling '%s' chart with version '%s'", ref.Name, want)
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: pulling '%s' chart with version '%s'", ref.Name, want)
 
 	remote, err := r.remoteReference(ctx, repo, ref)
 	if err != nil {
@@ -84,7 +82,6 @@ func (r *HelmChartReconciler) buildFromArtifactSource(ctx context.Context, obj *
 		return nil, false, nil
 	}
 	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewChartReason, "packaging chart '%s' of revision '%s'", obj.Spec.Chart, srcArt.Revision)
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: packaging chart '%s' of revision '%s'", obj.Spec.Chart, srcArt.Revision)
 
 	srcDir := filepath.Join(tmp, "source")
 	// Signed now: the source's status may still carry a URL of a key that was rotated out.

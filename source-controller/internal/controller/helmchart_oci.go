@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -51,7 +50,6 @@ func (r *HelmChartReconciler) buildFromOCI(ctx context.Context, obj *sourcev1.He
 		return nil, nil
 	}
 	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewChartReason, "pulling '%s' chart with version '%s'", obj.Spec.Chart, want)
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: pulling '%s' chart with version '%s'", obj.Spec.Chart, want)
 
 	pulled, err := client.Pull(ref+":"+version, helmregistry.PullOptWithChart(true))
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -68,7 +67,6 @@ func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *sour
 	}
 	msg := fmt.Sprintf("new index revision '%s'", ix.Digest)
 	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "%s", msg)
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: %s", msg)
 
 	compact, stats, err := ix.Compact()
 	if err != nil {

@@ -106,7 +106,6 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *so
 		return nil
 	}
 	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "new revision '%s'", revision)
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "building artifact: new revision '%s'", revision)
 
 	img, err := desc.Image()
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
@@ -71,20 +70,28 @@ type sourceKind struct {
 }
 
 // reconcile is the reconcile of every source kind: read the object (describe tells the
-// rest), then deletion, finalizer and suspension (preamble), the stored artifact, the gates and
-// the kind's steps; it finishes through status.Finalize, which patches the status once.
+// rest), then the start every reconciler shares (shared/status: deletion, the request echo, the
+// finalizer, suspension, Reconciling for a new generation), the stored artifact, the gates and
+// the kind's steps; the status is patched once, by Finish.
 func (r *SourceReconciler) reconcile(ctx context.Context, req ctrl.Request, obj source,
 	describe func() sourceKind) (result ctrl.Result, retErr error) {
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	k := describe()
-	patcher := status.NewPatcher(obj, r.Client)
-	defer func() {
-		retErr = status.Finalize(ctx, patcher, obj, k.observedGeneration, retErr, r.Metrics, r.ControllerName)
-	}()
-
-	if done, err := r.preamble(ctx, obj, k.kind, k.suspended); done {
+	finisher := status.Finisher{Client: r.Client, Metrics: r.Metrics, FieldOwner: r.ControllerName}
+	rec := finisher.Begin(ctx, obj, status.Fields{
+		ObservedGeneration: k.observedGeneration, LastHandledReconcileAt: &obj.GetRequestStatus().LastHandledReconcileAt,
+	})
+	defer rec.Finish(&retErr)
+	if obj.GetDeletionTimestamp().IsZero() {
+		// Suspended objects too: their URLs must outlive a rotated key.
+		r.signURLs(obj)
+	}
+	if done, err := rec.Preamble(status.Preamble{
+		Finalizer: sourcev1.SourceFinalizer, Cleanup: func() error { return r.reconcileDelete(ctx, obj, k.kind) },
+		Suspended: k.suspended, SuspendedMessage: "reconciliation is suspended for this object",
+	}); done {
 		return ctrl.Result{}, err
 	}
 	if k.withoutArtifact {
@@ -120,27 +127,7 @@ func (r *SourceReconciler) reconcile(ctx context.Context, req ctrl.Request, obj 
 	return ctrl.Result{RequeueAfter: requeueAfter}, nil
 }
 
-// preamble handles what comes before the steps: deletion (artifacts removed, then the
-// finalizer), the finalizer, the reconcile request echo, the artifact URLs and suspension. done means the
-// reconcile ends here.
-func (r *SourceReconciler) preamble(ctx context.Context, obj source, kind string, suspended bool) (done bool, err error) {
-	if !obj.GetDeletionTimestamp().IsZero() {
-		return true, r.reconcileDelete(ctx, obj, kind)
-	}
-	controllerutil.AddFinalizer(obj, sourcev1.SourceFinalizer)
-	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
-		obj.GetRequestStatus().SetLastHandledReconcileRequest(v)
-	}
-	// Suspended objects too: their URLs must outlive a rotated key.
-	r.signURLs(obj)
-	if suspended {
-		log.FromContext(ctx).Info("reconciliation is suspended for this object")
-		return true, nil
-	}
-	return false, nil
-}
-
-// reconcileDelete removes the stored artifacts and then the finalizer.
+// reconcileDelete removes the stored artifacts; the preamble then removes the finalizer.
 func (r *SourceReconciler) reconcileDelete(ctx context.Context, obj source, kind string) error {
 	art := r.Storage.NewArtifactFor(kind, obj, "", "")
 	if dir, err := r.Storage.RemoveAll(art); err != nil {
@@ -150,12 +137,11 @@ func (r *SourceReconciler) reconcileDelete(ctx context.Context, obj source, kind
 	} else if dir != "" {
 		log.FromContext(ctx).Info("removed the artifacts of the deleted object", "path", dir)
 	}
-	controllerutil.RemoveFinalizer(obj, sourcev1.SourceFinalizer)
 	return nil
 }
 
 // reconcileStorage checks that the stored artifact is still on disk and intact (else it is
-// rebuilt) and collects old artifacts; preamble refreshed its URL.
+// rebuilt) and collects old artifacts; reconcile refreshed its URL.
 func (r *SourceReconciler) reconcileStorage(ctx context.Context, obj source) {
 	art := obj.GetArtifact()
 	if art == nil {
