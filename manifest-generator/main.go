@@ -17,7 +17,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 
@@ -39,7 +38,7 @@ func main() {
 	var (
 		opts             bootstrap.Options
 		buildOpts        build.Options
-		applyConcurrency int
+		applyOpts        bootstrap.ApplyOptions
 		runnerSocket     string
 		runnerUID        int
 		localRunnerUsers string
@@ -53,7 +52,7 @@ func main() {
 	pflag.DurationVar(&buildOpts.DefaultTimeout, "sync-timeout", generatorv1.DefaultTimeout,
 		"The timeout of a sync, and of each generator and updater command, when the ManifestGeneration's spec.timeout is not set.")
 	pflag.StringVar(&buildOpts.Path, "generator-path", os.Getenv("PATH"), "The PATH generator and updater commands run with (kustomize, helm, sh).")
-	pflag.IntVar(&applyConcurrency, "apply-concurrency", apply.DefaultConcurrency, "The number of objects of one ManifestGeneration dry-run and applied at once.")
+	applyOpts.BindFlags(pflag.CommandLine, "ManifestGeneration")
 	pflag.StringVar(&runnerSocket, "runner-socket", "",
 		"The Unix socket of the runner that runs generator and updater commands (the runner container of the Pod). "+
 			"When empty, a local runner process is started: its sessions run as --local-runner-users when the controller is root, else as the controller's own user, which is for development only.")
@@ -102,7 +101,7 @@ func main() {
 			Config: mgr.GetConfig(), Scheme: scheme, Mapper: mgr.GetRESTMapper(),
 			DefaultServiceAccount: opts.DefaultServiceAccount, ControllerNamespace: os.Getenv(bootstrap.RuntimeNamespaceEnv),
 		},
-		RequeueDependency: opts.RequeueDependency, ApplyConcurrency: applyConcurrency, Metrics: &readiness,
+		RequeueDependency: opts.RequeueDependency, ApplyConcurrency: applyOpts.Concurrency, Metrics: &readiness,
 		Scanner: imagescan.New(scanConfig),
 	}
 	bootstrap.Exit(generation.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestGeneration controller")

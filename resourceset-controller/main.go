@@ -16,7 +16,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 
@@ -31,7 +30,7 @@ const controllerName = controller.ControllerName
 func main() {
 	var (
 		opts                       bootstrap.Options
-		applyConcurrency           int
+		applyOpts                  bootstrap.ApplyOptions
 		serviceCIDRs, allowedCIDRs []string
 	)
 	opts.BindFlags(pflag.CommandLine, true)
@@ -39,7 +38,7 @@ func main() {
 	requeue := pflag.Lookup("requeue-dependency")
 	requeue.DefValue = "5s"
 	bootstrap.Exit(requeue.Value.Set("5s"), "default of --requeue-dependency")
-	pflag.IntVar(&applyConcurrency, "apply-concurrency", apply.DefaultConcurrency, "The number of objects of one ResourceSet dry-run and applied at once.")
+	applyOpts.BindFlags(pflag.CommandLine, "ResourceSet")
 	pflag.StringSliceVar(&serviceCIDRs, inputs.ServiceCIDRFlag, nil,
 		"The cluster's Service ranges (CIDRs, repeatable or comma-separated), which ExternalService input providers may not reach; empty when unknown.")
 	pflag.StringSliceVar(&allowedCIDRs, inputs.AllowedCIDRsFlag, nil,
@@ -69,11 +68,11 @@ func main() {
 	rset := &controller.ResourceSetReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clients: clients,
 		ControllerName: controllerName, RequeueDependency: opts.RequeueDependency, Dependencies: dependency.NewCache(),
-		Metrics: &readiness, ApplyConcurrency: applyConcurrency,
+		Metrics: &readiness, ApplyConcurrency: applyOpts.Concurrency,
 	}
 	bootstrap.Exit(rset.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ResourceSet controller")
 	provider := &controller.ResourceSetInputProviderReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, ControllerName: controllerName, Metrics: &readiness,
+		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
 		Addresses: addresses,
 	}
 	bootstrap.Exit(provider.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()),
