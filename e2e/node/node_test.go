@@ -1,7 +1,8 @@
 //go:build node
 
-// The real node's tests run only with -tags node (`make test-node`): they need `make node-tools`
-// and `make images`, which `make test` does not build yet.
+// The real node's tests run only with -tags node (`make test-node`, which `make test` runs after
+// every module's tests): they need root, `make node-tools` and `make images`, and one package
+// at a time (-p 1), since a host runs one node.
 
 package node
 
