@@ -54,31 +54,33 @@ func (r *ManifestUpdateReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !obj.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
 	newRequest := false
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok && v != obj.Status.LastHandledReconcileAt {
 		newRequest = true
 	}
-	if !committed(obj) && r.done(obj, newRequest) {
+	// A done change with nothing new asked of it has nothing to write.
+	if !newRequest && !committed(obj) && r.done(obj, false) {
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(obj, r.Client)
-	defer func() {
-		retErr = status.Finalize(ctx, patcher, obj, &obj.Status.ObservedGeneration, retErr, r.Metrics, ControllerName)
-	}()
-	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
-		obj.Status.SetLastHandledReconcileRequest(v)
+	rec := status.Finisher{Client: r.Client, Metrics: r.Metrics, FieldOwner: ControllerName}.Begin(ctx, obj, status.Fields{
+		ObservedGeneration: &obj.Status.ObservedGeneration, LastHandledReconcileAt: &obj.Status.LastHandledReconcileAt,
+	})
+	defer rec.Finish(&retErr)
+	if obj.Generation != obj.Status.ObservedGeneration {
+		// A new spec asks for a new change: the last commit is not its.
+		obj.Status.Commit = ""
+	}
+	// A ManifestUpdate has no finalizer (a deleted one has nothing to undo) and cannot be
+	// suspended.
+	if done, err := rec.Preamble(status.Preamble{}); done {
+		return ctrl.Result{}, err
 	}
 	if committed(obj) {
 		return r.followCommitted(ctx, obj)
 	}
-	if obj.Generation != obj.Status.ObservedGeneration {
-		obj.Status.Commit = ""
-		if err := status.Progressing(ctx, patcher, obj, ControllerName); err != nil {
-			return ctrl.Result{}, err
-		}
+	if r.done(obj, newRequest) {
+		// The request is echoed; the change stays done.
+		return ctrl.Result{}, nil
 	}
 	return r.reconcile(ctx, obj)
 }
