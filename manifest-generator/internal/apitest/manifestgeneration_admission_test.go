@@ -29,7 +29,7 @@ spec:
 // documentation, and pruning.
 func TestManifestGenerationDefaults(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	g.Expect(createYAML(t, ns, minimalGeneration)).To(Succeed())
 
 	got := &generatorv1.ManifestGeneration{}
@@ -61,7 +61,7 @@ func TestManifestGenerationDefaults(t *testing.T) {
 // Every field of the spec round-trips; an explicit prune: false is kept.
 func TestManifestGenerationSpecFields(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	g.Expect(createYAML(t, ns, `
 apiVersion: generator.toolkit.fluxcd.io/v1alpha1
 kind: ManifestGeneration
@@ -107,7 +107,7 @@ spec:
 }
 
 func TestManifestGenerationSpecValidation(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	cases := []struct {
 		name, spec, rejected string
 	}{
@@ -208,7 +208,7 @@ spec:`+tc.spec)
 // A source in another namespace and variables from Secrets are not part of the API: kubectl
 // refuses them (strict field validation) instead of dropping them silently.
 func TestManifestGenerationUnknownFieldsRefused(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	for _, tc := range []struct{ name, spec, field string }{
 		{name: "source namespace", field: "spec.sourceRef.namespace", spec: `
   sourceRef: {kind: GitRepository, name: podinfo, namespace: flux-system}
@@ -236,7 +236,7 @@ spec:`+tc.spec, "apply", "-n", ns, "-f", "-")
 
 func TestManifestGenerationWithoutSpecRejected(t *testing.T) {
 	g := NewWithT(t)
-	err := createYAML(t, newNamespace(t), `
+	err := createYAML(t, env.Namespace(t), `
 apiVersion: generator.toolkit.fluxcd.io/v1alpha1
 kind: ManifestGeneration
 metadata:
@@ -249,7 +249,7 @@ metadata:
 func TestManifestGenerationStatusRoundTrips(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	g.Expect(createYAML(t, ns, minimalGeneration)).To(Succeed())
 	mgen := &generatorv1.ManifestGeneration{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, mgen)).To(Succeed())

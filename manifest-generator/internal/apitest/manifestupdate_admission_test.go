@@ -48,7 +48,7 @@ spec:
 // A valid image update is accepted; the API server fills in the commit author.
 func TestManifestUpdateImageDefaults(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	g.Expect(createYAML(t, ns, imageUpdate)).To(Succeed())
 
 	got := &generatorv1.ManifestUpdate{}
@@ -72,7 +72,7 @@ func TestManifestUpdateImageDefaults(t *testing.T) {
 func TestManifestUpdatePolicyRemovalRoundTrips(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	g.Expect(createYAML(t, ns, policiesUpdate)).To(Succeed())
 
 	got := &generatorv1.ManifestUpdate{}
@@ -106,7 +106,7 @@ func TestManifestUpdatePolicyRemovalRoundTrips(t *testing.T) {
 // spec.git round-trips; a partial author is completed with the defaults.
 func TestManifestUpdateGit(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	g.Expect(createYAML(t, ns, `
 apiVersion: generator.toolkit.fluxcd.io/v1alpha1
 kind: ManifestUpdate
@@ -140,7 +140,7 @@ spec:
 }
 
 func TestManifestUpdateSpecValidation(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	const oneOf = "exactly one of spec.containerImage or spec.policies must be set"
 	const ref = `
   generationRef: {name: podinfo}`
@@ -208,7 +208,7 @@ spec:`+tc.spec)
 
 // The API server and ParseWorkload agree on the format of spec.workload.
 func TestManifestUpdateWorkloadFormat(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	for i, w := range []string{
 		"default:deployment/foo", "kube-system:DaemonSet/node.exporter-1", "a:b/c",
 		"foo", "default:deployment", "deployment/foo", ":deployment/foo", "default:/foo",
@@ -239,7 +239,7 @@ spec:
 
 func TestManifestUpdateWithoutSpecRejected(t *testing.T) {
 	g := NewWithT(t)
-	err := createYAML(t, newNamespace(t), `
+	err := createYAML(t, env.Namespace(t), `
 apiVersion: generator.toolkit.fluxcd.io/v1alpha1
 kind: ManifestUpdate
 metadata:
@@ -251,7 +251,7 @@ metadata:
 func TestManifestUpdateStatusRoundTrips(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	g.Expect(createYAML(t, ns, imageUpdate)).To(Succeed())
 	mupd := &generatorv1.ManifestUpdate{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo-image"}, mupd)).To(Succeed())

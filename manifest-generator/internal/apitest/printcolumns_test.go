@@ -50,7 +50,7 @@ func TestServedCRDs(t *testing.T) {
 func TestKubectlGetColumns(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 
 	g.Expect(createYAML(t, ns, minimalGeneration)).To(Succeed())
 	mgen := &generatorv1.ManifestGeneration{}

@@ -70,7 +70,7 @@ func prepare(b testing.TB, n int) (ns string, runs generatorRuns) {
 		"staging/kustomization.yaml": "resources: [configmaps.yaml]\ncommonLabels:\n  env: staging\n",
 		"staging/configmaps.yaml":    docs.String(),
 	}
-	ns = newNamespace(b)
+	ns = tenantNamespace(b)
 	publish(b, ns, "repo", "main@sha1:bench", files)
 	return ns, generatorRuns{b: b, dir: proctest.SharedDir(b)}
 }

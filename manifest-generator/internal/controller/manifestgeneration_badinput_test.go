@@ -27,7 +27,7 @@ func fluxYAML(command string) string {
 // command's whole process tree is killed, and what was applied before stays.
 func TestManifestGenerationBadGenerators(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	pids := proctest.SharedDir(t)
 	publish(t, ns, "repo", "main@sha1:a001", map[string]string{".flux.yaml": fluxYAML("cat app.yaml"), "staging/app.yaml": appV1})
 	key := createGeneration(t, ns, generation+"  env:\n    - name: PID_DIR\n      value: "+pids+"\n")
@@ -81,7 +81,7 @@ func TestManifestGenerationBadGenerators(t *testing.T) {
 // dry-run before any is applied.
 func TestManifestGenerationNothingHalfApplied(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	publish(t, ns, "repo", "main@sha1:c001", map[string]string{"staging/app.yaml": appV1})
 	key := createGeneration(t, ns, generation)
 	g.Eventually(readyCondition(key), timeout).Should(HavePrefix("True|"))
@@ -102,7 +102,7 @@ func TestManifestGenerationNothingHalfApplied(t *testing.T) {
 func TestManifestGenerationEmptyOutput(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	publish(t, ns, "repo", "main@sha1:d001", map[string]string{".flux.yaml": fluxYAML("cat app.yaml"), "staging/app.yaml": appV1})
 	key := createGeneration(t, ns, generation)
 	g.Eventually(readyCondition(key), timeout).Should(HavePrefix("True|"))
@@ -123,7 +123,7 @@ func TestManifestGenerationEmptyOutput(t *testing.T) {
 // The source may be an OCIRepository: its artifact is read the same way.
 func TestManifestGenerationFromOCIRepository(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	publishSource(t, generatorv1.OCIRepositoryKind, ns, "manifests", "latest@sha256:0123", map[string]string{"staging/app.yaml": appV1})
 	key := createGeneration(t, ns, `
 metadata:
@@ -143,7 +143,7 @@ spec:
 // is ignored with a Warning event naming it, and the other entries apply.
 func TestManifestGenerationDropsPatchEntriesOfVanishedObjects(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	publish(t, ns, "repo", "main@sha1:f001", map[string]string{
 		".flux.yaml":       "version: 1\npatchUpdated:\n  generators:\n    - command: cat app.yaml\n  patchFile: flux-patch.yaml\n",
 		"staging/app.yaml": appV1,

@@ -23,7 +23,7 @@ import (
 func TestManifestGenerationGates(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	gatestest.SetOpened(t, k8s, ns, "freeze", false)
 	publish(t, ns, "repo", "main@sha1:e001", map[string]string{"staging/app.yaml": appV1})
 	key := createGeneration(t, ns, generation+"  gates:\n    refs: [freeze]\n")

@@ -59,7 +59,7 @@ printf '  token: "%s"\n  environBytes: "%s"\n  rootEntries: "%s"\n  checkouts: "
 func TestManifestGenerationCommandsCannotReachTheController(t *testing.T) {
 	requireRoot(t)
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	// A stand-in for the controller's service account token: the controller's user, mode 0600,
 	// in a directory anyone may enter.
 	tokenDir, err := os.MkdirTemp("", "token-")
@@ -92,7 +92,7 @@ func TestManifestGenerationCommandsCannotReachTheController(t *testing.T) {
 func TestManifestGenerationCommandsCannotChangeAnotherTree(t *testing.T) {
 	requireRoot(t)
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	publish(t, ns, "repo", "main@sha1:e101", map[string]string{
 		"attacker/.flux.yaml": fluxYAML("sh ./attack.sh"),
 		"attacker/attack.sh": `chmod -R u+w .. 2>/dev/null
@@ -125,7 +125,7 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: attacker\n'
 // double-forked included: after a successful run, and after a timeout.
 func TestManifestGenerationKillsDetachedChildren(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	pids := proctest.SharedDir(t)
 	const detach = `setsid sh -c 'echo $$ > "$PID_DIR/setsid-$1"; exec sleep 300' sh "$1" &
 (sh -c 'echo $$ > "$PID_DIR/orphan-$1"; exec sleep 301' sh "$1" &)
@@ -155,7 +155,7 @@ until [ -s "$PID_DIR/setsid-$1" ] && [ -s "$PID_DIR/orphan-$1" ]; do sleep 0.1; 
 // value, and the last applied state stays.
 func TestManifestGenerationLimits(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	publish(t, ns, "repo", "main@sha1:e301", map[string]string{".flux.yaml": fluxYAML("cat app.yaml"), "staging/app.yaml": appV1})
 	key := createGeneration(t, ns, generation)
 	g.Eventually(readyCondition(key), timeout).Should(HavePrefix("True|"))

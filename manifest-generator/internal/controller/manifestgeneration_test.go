@@ -82,7 +82,7 @@ spec:
 // one of them prunes it.
 func TestManifestGenerationRawManifests(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	publish(t, ns, "repo", "main@sha1:1111", map[string]string{
 		"staging/a.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  v: '1'\n",
 		"staging/b.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  v: '1'\n",
@@ -111,7 +111,7 @@ func TestManifestGenerationRawManifests(t *testing.T) {
 // correction) from the cache, without running the generator.
 func TestManifestGenerationKustomizeGenerator(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	counter := proctest.SharedDir(t)
 	publish(t, ns, "repo", "main@sha1:3333", map[string]string{
 		".flux.yaml":                 "version: 1\ncommandUpdated:\n  generators:\n    - command: mktemp $COUNTER_DIR/run.XXXXXX >/dev/null && kustomize build .\n",
@@ -141,7 +141,7 @@ func TestManifestGenerationKustomizeGenerator(t *testing.T) {
 // stderr. An invalid .flux.yaml stalls with the field named.
 func TestManifestGenerationBadRevisions(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	good := map[string]string{
 		".flux.yaml":       "version: 1\ncommandUpdated:\n  generators:\n    - command: cat app.yaml\n",
 		"staging/app.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: '1'\n",

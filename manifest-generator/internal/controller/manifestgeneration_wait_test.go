@@ -29,7 +29,7 @@ spec:
 // ends at spec.timeout, not at the end of the reconcile's longer deadline.
 func TestManifestGenerationHealthCheckFailed(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	publish(t, ns, "repo", "main@sha1:f001", map[string]string{"staging/app.yaml": unready})
 	key := createGeneration(t, ns, generation+"  wait: true\n  timeout: 3s\n")
 	g.Eventually(readyCondition(key), timeout).Should(And(

@@ -45,7 +45,7 @@ func newUpdateFixture(t *testing.T, files map[string]string) *updateFixture {
 	ctx := context.Background()
 	srv := testserver.NewGitServer(t, testserver.Options{Username: "bob", Password: "s3cret"})
 	repo := srv.NewRepo(t, "fleet")
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	withNS := make(map[string]string, len(files))
 	for name, content := range files {
 		withNS[name] = strings.ReplaceAll(content, nsPlaceholder, ns)

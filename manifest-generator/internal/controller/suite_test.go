@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,15 +156,12 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 	return nil
 }
 
-var nsCount atomic.Int64
-
-// newNamespace creates a namespace whose ServiceAccount "tenant" (the suite's
-// --default-service-account) is bound to cluster-admin.
-func newNamespace(t testing.TB) string {
+// tenantNamespace creates a namespace of the test's own (testenv) whose ServiceAccount "tenant"
+// (the suite's --default-service-account) is bound to cluster-admin.
+func tenantNamespace(t testing.TB) string {
 	t.Helper()
 	g := NewWithT(t)
-	ns := fmt.Sprintf("mgen-%d", nsCount.Add(1))
-	g.Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	ns := env.Namespace(t)
 	g.Expect(k8s.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}})).To(Succeed())
 	g.Expect(k8s.Create(context.Background(), &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: ns + "-tenant"},
