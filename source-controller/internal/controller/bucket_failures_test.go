@@ -16,7 +16,7 @@ import (
 // it); the last artifact stays served.
 func TestBucketWrongCredentialsKeepTheLastArtifact(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{AccessKey: "flux", SecretKey: "right"})
 	s3.Put(t, "manifests", "app.yaml", "v: 1\n")
@@ -51,7 +51,7 @@ func TestBucketWrongCredentialsKeepTheLastArtifact(t *testing.T) {
 // is refused.
 func TestBucketTLSWithCertSecretRef(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{AccessKey: "flux", SecretKey: "s3cret", TLS: true})
 	s3.Put(t, "manifests", "app.yaml", "tls\n")
@@ -73,7 +73,7 @@ func TestBucketTLSWithCertSecretRef(t *testing.T) {
 // any download, with a message naming the size and the limit; the last artifact stays served.
 func TestBucketOverMaxSizeKeepsTheLastArtifact(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{})
 	s3.Put(t, "manifests", "app.yaml", "small\n")
@@ -97,7 +97,7 @@ func TestBucketOverMaxSizeKeepsTheLastArtifact(t *testing.T) {
 // without reaching any endpoint.
 func TestBucketCloudIdentityProvidersStall(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	for name, provider := range map[string]string{"gcs": sourcev1.BucketProviderGoogle, "blob": sourcev1.BucketProviderAzure, "s3": sourcev1.BucketProviderAmazon} {
 		key := createBucket(t, ns, name, sourcev1.BucketSpec{Provider: provider, BucketName: "manifests", Endpoint: "storage.example.invalid"})
@@ -113,7 +113,7 @@ func TestBucketCloudIdentityProvidersStall(t *testing.T) {
 // tls.key, with the server's ca.crt); without it the handshake fails.
 func TestBucketClientCertificate(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{TLS: true, ClientCert: true})
 	s3.Put(t, "manifests", "app.yaml", "mtls\n")

@@ -18,7 +18,7 @@ import (
 // gate releases it within seconds.
 func TestBucketWaitsOnItsGates(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{})
 	s3.Put(t, "manifests", "app.yaml", "v: 1\n")

@@ -19,7 +19,7 @@ import (
 // parse: the Bucket stalls.
 func TestBucketProxyAndEndpoint(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{})
 	s3.Put(t, "manifests", "app.yaml", "proxied\n")

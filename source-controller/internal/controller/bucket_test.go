@@ -16,7 +16,7 @@ import (
 // each at its key; the revision is Flux's digest of their keys and ETags.
 func TestBucketFetchesObjectsUnderPrefix(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{AccessKey: "flux", SecretKey: "s3cret-key"})
 	app := map[string]string{"app/deploy.yaml": "kind: Deployment\n", "app/base/svc.yaml": "kind: Service\n"}
@@ -49,7 +49,7 @@ func TestBucketFetchesObjectsUnderPrefix(t *testing.T) {
 // changed object gives a new revision and content, a deleted one leaves the artifact.
 func TestBucketDownloadsOnlyWhenTheListingChanges(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{})
 	objects := map[string]string{"a.yaml": "a: 1\n", "b.yaml": "b: 1\n", ".sourceignore": "*.md\n", "README.md": "docs"}
@@ -84,7 +84,7 @@ func TestBucketDownloadsOnlyWhenTheListingChanges(t *testing.T) {
 // revision; a pattern of spec.ignore can re-include what .sourceignore excludes.
 func TestBucketIgnoreRules(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{})
 	for k, v := range map[string]string{

@@ -24,7 +24,7 @@ import (
 // Credentials that stop working: AuthenticationFailed, and the last artifact stays served.
 func TestGitRepositoryWrongCredentialsKeepTheArtifact(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{Username: "bob", Password: "s3cret"})
 	repo := server.NewRepo(t, "private")
 	first := repo.Commit(t, "Initial commit", map[string]string{"a": "1"})
@@ -48,7 +48,7 @@ func TestGitRepositoryWrongCredentialsKeepTheArtifact(t *testing.T) {
 
 func TestGitRepositoryUnknownBranch(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "branches")
 	repo.Commit(t, "Initial commit", map[string]string{"a": "1"})
@@ -62,7 +62,7 @@ func TestGitRepositoryUnknownBranch(t *testing.T) {
 // A host that accepts connections and never answers: spec.timeout ends the attempt.
 func TestGitRepositoryTimeout(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	g.Expect(err).NotTo(HaveOccurred())
 	defer ln.Close()
@@ -87,7 +87,7 @@ func TestGitRepositoryTimeout(t *testing.T) {
 // A repository over --artifact-max-size is refused with a condition saying so.
 func TestGitRepositoryArtifactTooLarge(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "big")
 	noise := make([]byte, 2*maxArtifactSize)
@@ -102,7 +102,7 @@ func TestGitRepositoryArtifactTooLarge(t *testing.T) {
 // The API server refuses URLs that are not http, https or ssh.
 func TestGitRepositoryURLSchemeIsValidated(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	obj := &sourcev1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ftp"},
 		Spec:       sourcev1.GitRepositorySpec{URL: "ftp://example.com/repo.git", Interval: metav1.Duration{Duration: time.Minute}},
@@ -116,7 +116,7 @@ func TestGitRepositoryURLSchemeIsValidated(t *testing.T) {
 // retried: created later, it is used.
 func TestGitRepositoryMissingSecret(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{Username: "bob", Password: "s3cret"})
 	repo := server.NewRepo(t, "private")
 	first := repo.Commit(t, "Initial commit", map[string]string{"a": "1"})
@@ -131,7 +131,7 @@ func TestGitRepositoryMissingSecret(t *testing.T) {
 // with its password redacted.
 func TestGitRepositoryURLCredentialsRedacted(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{Username: "bob", Password: "s3cret"})
 	repo := server.NewRepo(t, "private")
 	repo.Commit(t, "Initial commit", map[string]string{"a": "1"})

@@ -25,7 +25,7 @@ func setGate(t *testing.T, ns, name string, opened bool) {
 // revision within seconds, without waiting for the interval (docs/gitrepository.md, Gates).
 func TestGitRepositoryWaitsOnItsGates(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "gated")
 	first := repo.Commit(t, "Initial commit", map[string]string{"a": "1"})

@@ -16,7 +16,7 @@ import (
 // the including one's artifact by itself (the watch), its revision still its own commit.
 func TestGitRepositoryInclude(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	app := server.NewRepo(t, "app")
 	appSHA := app.Commit(t, "app", map[string]string{"kustomization.yaml": "app", "vendor/keep.txt": "k"})

@@ -19,7 +19,7 @@ import (
 // is fetched.
 func TestGitRepositoryCloneOverTheLimitKeepsTheArtifact(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "growing")
 	first := repo.Commit(t, "Initial commit", map[string]string{"app.yaml": "v: 1\n"})

@@ -14,7 +14,7 @@ import (
 // A provider that needs a cloud identity (aws, azure, github) stalls at once, with the message
 // of every source kind, before any connection to the remote; generic is the default.
 func TestGitRepositoryCloudProviderStalls(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	defer ln.Close()

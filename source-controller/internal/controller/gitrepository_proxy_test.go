@@ -19,7 +19,7 @@ import (
 // goes through SOCKS5), are refused before any request.
 func TestGitRepositoryProxy(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{SSH: true})
 	repo := server.NewRepo(t, "proxied")
 	first := repo.Commit(t, "Initial commit", map[string]string{"a": "1"})

@@ -20,7 +20,7 @@ import (
 // An ssh URL goes through a SOCKS5 proxy of spec.proxySecretRef, with its credentials.
 func TestGitRepositorySSHThroughSOCKS5(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{SSH: true})
 	repo := server.NewRepo(t, "socks")
 	sha := repo.Commit(t, "Initial commit", map[string]string{"a": "1"})

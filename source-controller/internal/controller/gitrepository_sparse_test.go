@@ -28,7 +28,7 @@ func updateRepo(t *testing.T, key client.ObjectKey, change func(*sourcev1.GitRep
 // is not in the repository fails the fetch and the last artifact stays.
 func TestGitRepositorySparseCheckout(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "sparse")
 	sha := repo.Commit(t, "layout", map[string]string{

@@ -20,7 +20,7 @@ import (
 // event; latest.tar.gz always serves the current artifact.
 func TestGitRepositoryRebuildsACorruptArtifact(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "corrupt")
 	sha := repo.Commit(t, "Initial commit", map[string]string{"a": "1"})

@@ -16,7 +16,7 @@ import (
 // round, and turning the flag off rebuilds the artifact without them.
 func TestGitRepositoryRecurseSubmodules(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{Username: "bob", Password: "s3cret"})
 	deep := server.NewRepo(t, "deep")
 	deep.Commit(t, "deep", map[string]string{"deep.yaml": "d1"})

@@ -21,7 +21,7 @@ import (
 // URL with the digest of the status; a new commit gives a new artifact and revision.
 func TestGitRepositoryFetchesOverHTTPWithBasicAuth(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{Username: "bob", Password: "s3cret"})
 	repo := server.NewRepo(t, "podinfo")
 	first := repo.Commit(t, "Initial commit", map[string]string{
@@ -53,7 +53,7 @@ func TestGitRepositoryFetchesOverHTTPWithBasicAuth(t *testing.T) {
 
 // Each kind of reference resolves to the commit and revision format of the Flux source API.
 func TestGitRepositoryReferences(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "refs")
 	c1 := repo.Commit(t, "one", map[string]string{"v": "1"})
@@ -92,7 +92,7 @@ func TestGitRepositoryReferences(t *testing.T) {
 // Over SSH with the identity and the host's known_hosts line.
 func TestGitRepositoryFetchesOverSSH(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{SSH: true})
 	repo := server.NewRepo(t, "ssh-repo")
 	sha := repo.Commit(t, "Initial commit", map[string]string{"app.yaml": "a"})
@@ -121,7 +121,7 @@ func TestGitRepositoryFetchesOverSSH(t *testing.T) {
 // An unchanged remote is a no-op: no clone, no new artifact.
 func TestGitRepositoryNoOpWhenUnchanged(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "same")
 	repo.Commit(t, "Initial commit", map[string]string{"a": "a"})
@@ -138,7 +138,7 @@ func TestGitRepositoryNoOpWhenUnchanged(t *testing.T) {
 // Default exclusions, .sourceignore and spec.ignore apply; .flux.yaml is always kept.
 func TestGitRepositoryIgnoreRules(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "ignore")
 	repo.Commit(t, "files", map[string]string{
@@ -167,7 +167,7 @@ func TestGitRepositoryIgnoreRules(t *testing.T) {
 // its directory.
 func TestGitRepositoryGarbageCollection(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "gc")
 	key := createRepo(t, ns, "gc", sourcev1.GitRepositorySpec{URL: repo.HTTPURL()})

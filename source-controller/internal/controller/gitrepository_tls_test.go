@@ -14,7 +14,7 @@ import (
 // HTTPS with a private CA (`ca.crt`) and a bearer token; without the CA the certificate is refused.
 func TestGitRepositoryHTTPSWithCAAndBearerToken(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{TLS: true, BearerToken: "t0ken"})
 	repo := server.NewRepo(t, "tls")
 	sha := repo.Commit(t, "Initial commit", map[string]string{"a": "1"})

@@ -21,7 +21,7 @@ func verifyWith(mode sourcev1.GitVerificationMode, secret string) *sourcev1.GitR
 // last artifact stays. Tag and TagAndHEAD verify the annotated tag, and need a tag reference.
 func TestGitRepositoryVerifyOpenPGP(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "signed")
 	key, other := testserver.NewPGPKey(t), testserver.NewPGPKey(t)
@@ -86,7 +86,7 @@ func TestGitRepositoryVerifyOpenPGP(t *testing.T) {
 // refused; Tag mode verifies an SSH-signed annotated tag.
 func TestGitRepositoryVerifySSH(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "ssh-signed")
 	key, other := testserver.NewKeyPair(t, ""), testserver.NewKeyPair(t, testserver.KeyECDSA)

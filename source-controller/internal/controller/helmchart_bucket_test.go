@@ -15,7 +15,7 @@ import (
 // packaged again when the bucket's revision changes (reconcileStrategy Revision).
 func TestHelmChartFromBucket(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	bucketController(t)
 	s3 := testserver.NewS3(t, testserver.S3Options{})
 	dir := t.TempDir()

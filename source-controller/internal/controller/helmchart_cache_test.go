@@ -19,7 +19,7 @@ import (
 // the second chart is a cache hit, seen on gotk_cache_events_total as in Flux.
 func TestHelmChartsShareTheIndexCache(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
 	server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "6.0.3"})
 	server.AddChart(t, testserver.ChartSpec{Name: "redis", Version: "1.2.0"})
@@ -45,7 +45,7 @@ func TestHelmChartsShareTheIndexCache(t *testing.T) {
 // HelmCharts that resolve to the same archive share one download (--helm-chart-cache-max-size).
 func TestHelmChartsShareTheDownloadOfAChart(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
 	server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "6.0.3"})
 	createHelmRepo(t, ns, "charts", sourcev1.HelmRepositorySpec{URL: server.URL()})

@@ -25,7 +25,7 @@ import (
 // A chart over --helm-chart-max-size is refused with a condition that names the flag.
 func TestHelmChartTooLarge(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	noise := make([]byte, 3*chartMaxSize)
 	_, _ = rand.Read(noise)
 	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
@@ -43,7 +43,7 @@ func TestHelmChartTooLarge(t *testing.T) {
 // A chart in Git with a dependency that is not vendored stalls with a message naming it.
 func TestHelmChartUnresolvedDependency(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "charts")
 	dir := t.TempDir()
@@ -63,7 +63,7 @@ func TestHelmChartUnresolvedDependency(t *testing.T) {
 // pulled before stays the artifact.
 func TestHelmChartArchiveEscapingTheChart(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
 	server.AddChart(t, testserver.ChartSpec{Name: "app", Version: "1.0.0"})
 	createHelmRepo(t, ns, "repo", sourcev1.HelmRepositorySpec{URL: server.URL()})

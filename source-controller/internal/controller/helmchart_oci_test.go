@@ -15,7 +15,7 @@ import (
 // Helm's registry client; a range matching no tag stalls with Flux's message.
 func TestHelmChartFromOCIRepository(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "bob", Password: "s3cret"})
 	registry.PushChart(t, "charts", testserver.ChartSpec{Name: "podinfo", Version: "6.0.3"})
 	registry.PushChart(t, "charts", testserver.ChartSpec{Name: "podinfo", Version: "6.1.0"})

@@ -75,7 +75,7 @@ func setChartVersion(t *testing.T, key client.ObjectKey, version string) {
 // matches nothing and stalls with Flux's message while the last artifact stays; 6.* pulls 6.0.3.
 func TestHelmChartWalkthrough(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
 	pulled := server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "5.2.1"})
 	server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "6.0.3"})
@@ -117,7 +117,7 @@ func TestHelmChartWalkthrough(t *testing.T) {
 // new chart version in the repository is picked up when the index changes.
 func TestHelmChartValuesFilesAndNewVersions(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
 	server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "6.0.3",
 		Files: map[string]string{"values-prod.yaml": "replicaCount: 3\n"}})
@@ -149,7 +149,7 @@ func TestHelmChartValuesFilesAndNewVersions(t *testing.T) {
 // with the Revision strategy a new commit gives a new chart revision.
 func TestHelmChartFromGitRepository(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "charts")
 	dir := t.TempDir()

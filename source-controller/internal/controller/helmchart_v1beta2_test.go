@@ -18,7 +18,7 @@ import (
 // Flux users have it: it applies verbatim and is reconciled, and its status reads back in v1beta2.
 func TestHelmChartExampleInV1beta2(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
 	server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "5.2.1"})
 	createHelmRepo(t, ns, "podinfo", sourcev1.HelmRepositorySpec{URL: server.URL()})

@@ -14,7 +14,7 @@ import (
 // accessFrom is accepted as it is.
 func TestHelmRepositoryCloudProviderStalls(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	key := createHelmRepo(t, ns, "gcp", sourcev1.HelmRepositorySpec{
 		URL: "oci://europe-docker.pkg.dev/project/charts", Type: sourcev1.HelmRepositoryTypeOCI, Provider: "gcp",
 		AccessFrom: &sourcev1.AccessFrom{NamespaceSelectors: []sourcev1.NamespaceSelector{{MatchLabels: map[string]string{"team": "a"}}}},

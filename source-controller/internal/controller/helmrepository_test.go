@@ -73,7 +73,7 @@ func sha256File(t *testing.T, path string) string {
 // an unchanged index costs one 304; a new chart version gives a new revision.
 func TestHelmRepositoryFetchesTheIndex(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	repo := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{Username: "helm", Password: "s3cret"})
 	repo.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "5.2.1"})
 	repo.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "6.0.3"})
@@ -108,7 +108,7 @@ func TestHelmRepositoryFetchesTheIndex(t *testing.T) {
 // says so, and the previous artifact stays.
 func TestHelmRepositoryBadInputKeepsTheArtifact(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	repo := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
 	repo.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "6.0.3"})
 	key := createHelmRepo(t, ns, "bad", sourcev1.HelmRepositorySpec{URL: repo.URL()})
@@ -138,7 +138,7 @@ func TestHelmRepositoryBadInputKeepsTheArtifact(t *testing.T) {
 // HTTPS with the CA of certSecretRef.
 func TestHelmRepositoryTLS(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	repo := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{TLS: true})
 	repo.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "6.0.3"})
 	createSecret(t, ns, "ca", map[string][]byte{"ca.crt": repo.CAPEM()})
@@ -149,7 +149,7 @@ func TestHelmRepositoryTLS(t *testing.T) {
 // An OCI HelmRepository has no index: it is ready, charts resolve from the registry.
 func TestHelmRepositoryOCI(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	key := createHelmRepo(t, ns, "oci", sourcev1.HelmRepositorySpec{URL: "oci://ghcr.io/stefanprodan/charts", Type: sourcev1.HelmRepositoryTypeOCI})
 	g.Eventually(helmRepoState(key, meta.ReadyCondition), timeout).Should(Equal(
 		"True|Succeeded|Helm repository of type oci: charts are resolved from the registry by each HelmChart"))

@@ -27,7 +27,7 @@ import (
 // provider stalls with a message.
 func TestOCIRepositoryRegistryAccess(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	create := func(name string, spec sourcev1.OCIRepositorySpec) client.ObjectKey {
 		spec.Interval = metav1.Duration{Duration: time.Hour}
 		spec.Reference = &sourcev1.OCIRepositoryRef{Tag: "1.0.0"}

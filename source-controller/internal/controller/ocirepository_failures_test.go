@@ -48,7 +48,7 @@ func pushRawLayer(t *testing.T, reg *testserver.Registry, ref string, entries ma
 // good artifact stays served.
 func TestOCIRepositoryRefusesBadContent(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	good := registry.PushArtifact(t, "app:good", map[string]string{"app.yaml": "v: 1\n"}, nil)
 	pushRawLayer(t, registry, "app:escape", map[string]string{"app.yaml": "v: 2\n", "../../etc/cron.d/evil": "* * * * * root sh\n"})

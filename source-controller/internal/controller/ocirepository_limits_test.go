@@ -29,7 +29,7 @@ import (
 // content is small, so it is refused before it is downloaded.
 func TestOCIRepositoryLayerOverTheLimitKeepsTheArtifact(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	good := registry.PushArtifact(t, "app:good", map[string]string{"app.yaml": "v: 1\n"}, nil)
 	noise := make([]byte, 6<<20)

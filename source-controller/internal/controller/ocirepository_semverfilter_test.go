@@ -20,7 +20,7 @@ import (
 // channel); a filter that is not a regular expression stalls with a message.
 func TestOCIRepositorySemverFilter(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	registry.PushArtifact(t, "manifests/app:1.1.0", map[string]string{"app.yaml": "v: 1.1\n"}, nil)
 	rc := registry.PushArtifact(t, "manifests/app:1.2.0-rc.1", map[string]string{"app.yaml": "v: 1.2-rc\n"}, nil)

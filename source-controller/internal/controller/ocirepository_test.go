@@ -37,7 +37,7 @@ func ociRevision(key client.ObjectKey) func(g Gomega) string {
 // semver range picks the highest tag; a digest pins one.
 func TestOCIRepositoryPullsArtifacts(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "bob", Password: "s3cret"})
 	annotations := map[string]string{"org.opencontainers.image.revision": "main@sha1:1234"}
 	d1 := registry.PushArtifact(t, "manifests/app:1.0.0", map[string]string{"app.yaml": "v: 1\n"}, annotations)

@@ -17,7 +17,7 @@ import (
 // status reads back in v1beta2.
 func TestOCIRepositoryInV1beta2(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	registry.PushArtifact(t, "charts/podinfo:6.6.3", map[string]string{"Chart.yaml": "name: podinfo\n"}, nil)
 	d := registry.PushArtifact(t, "charts/podinfo:6.7.1", map[string]string{"Chart.yaml": "name: podinfo\n"}, nil)

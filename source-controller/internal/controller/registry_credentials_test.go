@@ -35,7 +35,7 @@ func dockerConfigSecret(entries map[string]string) map[string][]byte {
 // serve it. A Secret with no entry for the repository says so.
 func TestOCIRepositoryDockerConfigKeys(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "bob", Password: "s3cret"})
 	d := registry.PushArtifact(t, "manifests/app:1.0.0", map[string]string{"app.yaml": "auth\n"}, nil)
 	createSecret(t, ns, "https-key", dockerConfigSecret(map[string]string{
@@ -68,7 +68,7 @@ func TestOCIRepositoryDockerConfigKeys(t *testing.T) {
 // does, with its registry named by URL: its charts are pulled with those credentials.
 func TestHelmChartFromOCIRepositoryWithDockerConfig(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "bob", Password: "s3cret"})
 	registry.PushChart(t, "charts", testserver.ChartSpec{Name: "podinfo", Version: "6.1.0"})
 	createSecret(t, ns, "oci-auth", dockerConfigSecret(map[string]string{"https://" + registry.Host(): "bob:s3cret"}))

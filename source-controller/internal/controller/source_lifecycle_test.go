@@ -48,7 +48,7 @@ func conditionAt(key client.ObjectKey, obj conditions.Setter, observedGeneration
 // finished their reconciles through status.Finalize.
 func TestSourceErrorOutsideTheSteps(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "app")
 	sha := repo.Commit(t, "Initial commit", map[string]string{"a": "1"})
@@ -85,7 +85,7 @@ func TestSourceErrorOutsideTheSteps(t *testing.T) {
 // The chart is built once the source has an artifact.
 func TestHelmChartWaitsForItsSource(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	key := createChart(t, ns, "podinfo", sourcev1.HelmChartSpec{
 		Chart: "podinfo", SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: "later"},
 	})
@@ -110,7 +110,7 @@ func TestHelmChartWaitsForItsSource(t *testing.T) {
 // keeps the failure. (It stayed Reconciling=True ProgressingWithRetry while suspended.)
 func TestOCIRepositorySuspendedAfterAFailure(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	obj := &sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}, Spec: sourcev1.OCIRepositorySpec{
 		URL: "oci://" + registry.Host() + "/app", Insecure: true, Reference: &sourcev1.OCIRepositoryRef{Tag: "missing"},
@@ -145,7 +145,7 @@ func TestOCIRepositorySuspendedAfterAFailure(t *testing.T) {
 // nothing is being tried.
 func TestGitRepositoryGateClosedOverAFailedFetch(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "app")
 	repo.Commit(t, "Initial commit", map[string]string{"a": "1"})
@@ -172,7 +172,7 @@ func TestGitRepositoryGateClosedOverAFailedFetch(t *testing.T) {
 // (before, a failed fetch's FetchFailed stayed and kept it Ready=False).
 func TestHelmRepositoryChangedToOCI(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	key := createHelmRepo(t, ns, "charts", sourcev1.HelmRepositorySpec{URL: "http://127.0.0.1:1/charts"})
 	g.Eventually(helmRepoState(key, sourcev1.FetchFailedCondition), timeout).Should(HavePrefix("True|IndexationFailed|"))
 

@@ -96,7 +96,7 @@ func TestSignURLsReSignsEveryURL(t *testing.T) {
 func TestStatusURLIsReSignedOnReconcile(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "resign")
 	repo.Commit(t, "Initial commit", map[string]string{"a": "1"})

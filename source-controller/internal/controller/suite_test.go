@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,15 +138,6 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 
 // logs holds what the reconciler logged, as JSON lines.
 var logs = &testenv.LogBuffer{}
-
-var nsCount atomic.Int64
-
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("source-%d", nsCount.Add(1))}}
-	NewWithT(t).Expect(k8s.Create(context.Background(), ns)).To(Succeed())
-	return ns.Name
-}
 
 const timeout = 30 * time.Second
 

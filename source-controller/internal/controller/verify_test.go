@@ -58,7 +58,7 @@ func digestRef(t *testing.T, reg *testserver.Registry, repo, digest string) name
 // refused (SourceVerified=False) and the verified chart stays the artifact.
 func TestHelmChartCosignVerification(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "bob", Password: "s3cret"})
 	opts := registry.RemoteOptions()
 	trusted, stranger := ocitest.NewKeyPair(t), ocitest.NewKeyPair(t)
@@ -113,7 +113,7 @@ func TestHelmChartCosignVerification(t *testing.T) {
 // message that says what to do.
 func TestHelmChartVerifyNeedsAnOCIRepository(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	repo := testserver.NewHelmRepository(t, testserver.HelmRepoOptions{})
 	repo.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "6.0.3"})
 	createHelmRepo(t, ns, "podinfo", sourcev1.HelmRepositorySpec{URL: repo.URL()})
@@ -132,7 +132,7 @@ func TestHelmChartVerifyNeedsAnOCIRepository(t *testing.T) {
 // artifact stays served.
 func TestOCIRepositoryCosignVerification(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "bob", Password: "s3cret"})
 	opts := registry.RemoteOptions()
 	trusted, stranger := ocitest.NewKeyPair(t), ocitest.NewKeyPair(t)
@@ -193,7 +193,7 @@ func TestOCIRepositoryCosignVerification(t *testing.T) {
 // what to set instead.
 func TestVerifyKeylessIsRefusedAtAdmission(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	verify := &sourcev1.OCIRepositoryVerification{Provider: "cosign"}
 	chart := &sourcev1.HelmChart{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keyless"}, Spec: sourcev1.HelmChartSpec{
 		Chart: "podinfo", Interval: metav1.Duration{Duration: time.Hour}, Verify: verify,
