@@ -17,15 +17,6 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
 
-// newNamespace gives each test its own namespace, so tests never see each other's objects.
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubectl-resourceset-"}}
-	NewWithT(t).Expect(env.Client.Create(context.Background(), ns)).To(Succeed())
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ns) })
-	return ns.Name
-}
-
 // applyBuild applies what `build` prints as the controller does: server-side apply with its
 // field manager, Namespaces and CRDs first.
 func applyBuild(t *testing.T, args ...string) {
@@ -62,7 +53,7 @@ spec:
 
 func TestDiffCreatedUnchangedConfigured(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	file := writeFile(t, "settings.yaml", settings(ns, "one"))
 
 	res := diff(t, "-f", file, "-n", ns)
@@ -94,7 +85,7 @@ func TestDiffCreatedUnchangedConfigured(t *testing.T) {
 // last-applied annotation of a Secret first created with kubectl apply.
 func TestDiffMasksSecrets(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	secret := func(token string) string {
 		return writeFile(t, "secret.yaml", fmt.Sprintf(`
 apiVersion: fluxcd.controlplane.io/v1
@@ -169,7 +160,7 @@ spec:
 // failure of their dry-run.
 func TestDiffObjectsInANewNamespaceOfTheSet(t *testing.T) {
 	g := NewWithT(t)
-	tenant := newNamespace(t) + "-tenant"
+	tenant := env.Namespace(t) + "-tenant"
 	file := writeFile(t, "tenant.yaml", fmt.Sprintf(`
 apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSet
@@ -200,7 +191,7 @@ spec:
 func TestDiffReportsDeletedObjects(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	rset := func(names ...string) string {
 		var inputs strings.Builder
 		for _, n := range names {
@@ -259,7 +250,7 @@ spec:
 func TestDiffReadsProvidersFromTheCluster(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	provider := &rsv1.ResourceSetInputProvider{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "versions"},
 		Spec:       rsv1.ResourceSetInputProviderSpec{Type: rsv1.InputProviderOCIArtifactTag, URL: "oci://example.com/podinfo"},

@@ -36,9 +36,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// newNamespace creates a namespace of its own for a test.
-func newNamespace(t *testing.T) string { return env.Namespace(t) }
-
 // fromYAML reads a manifest as a user writes it, in namespace ns.
 func fromYAML(t *testing.T, ns, manifest string) *unstructured.Unstructured {
 	return testenv.FromYAML(t, ns, manifest)

@@ -47,7 +47,7 @@ func TestServedCRDs(t *testing.T) {
 func TestKubectlGetColumns(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	rset := &rsv1.ResourceSet{}
 	rset.Namespace, rset.Name = ns, "podinfo"
 	g.Expect(env.Client.Create(ctx, rset)).To(Succeed())

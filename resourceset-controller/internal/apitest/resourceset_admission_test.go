@@ -111,7 +111,7 @@ func TestResourceSetPodinfoExampleRoundTrips(t *testing.T) {
 }
 
 func TestResourceSetInputsFrom(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	cases := []struct {
 		name, inputsFrom, rejected string
 	}{
@@ -167,7 +167,7 @@ spec:
 }
 
 func TestResourceSetInputStrategy(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	cases := []struct {
 		name, strategy, want, rejected string
 	}{
@@ -200,7 +200,7 @@ spec:
 }
 
 func TestResourceSetDependsOn(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	cases := []struct {
 		name, dependsOn, rejected string
 	}{
@@ -269,7 +269,7 @@ spec:
 // Every entry of spec.resources is an object; a string or a list is refused at admission.
 func TestResourceSetResourcesAreObjects(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	err := createYAML(t, ns, `
 apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSet
@@ -284,7 +284,7 @@ spec:
 // The template, service account, wait and gates of the documentation examples round-trip.
 func TestResourceSetSpecFields(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	g.Expect(createYAML(t, ns, `
 apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSet
@@ -338,7 +338,7 @@ spec:
 func TestResourceSetStatusRoundTrips(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	rset := &rsv1.ResourceSet{}
 	rset.Namespace, rset.Name = ns, "status"
 	g.Expect(env.Client.Create(ctx, rset)).To(Succeed())

@@ -14,7 +14,7 @@ import (
 )
 
 func TestResourceSetInputProviderSpecValidation(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	cases := []struct {
 		name, spec, rejected string
 	}{
@@ -80,7 +80,7 @@ spec:`+tc.spec)
 
 func TestResourceSetInputProviderWithoutSpecRejected(t *testing.T) {
 	g := NewWithT(t)
-	err := createYAML(t, newNamespace(t), `
+	err := createYAML(t, env.Namespace(t), `
 apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSetInputProvider
 metadata:
@@ -91,7 +91,7 @@ metadata:
 // An OCIArtifactTag provider keeps its filter (limit defaulted) and default values.
 func TestResourceSetInputProviderOCIArtifactTag(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	g.Expect(createYAML(t, ns, `
 apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSetInputProvider
@@ -128,7 +128,7 @@ spec:
 func TestResourceSetInputProviderStaticStatus(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	g.Expect(createYAML(t, ns, `
 apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSetInputProvider

@@ -14,7 +14,7 @@ import (
 // nothing is applied and nothing is pruned: the objects of the last good build stay.
 func TestResourceSetBadTemplates(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: app

@@ -26,7 +26,7 @@ func BenchmarkResourceSetApply1000(b *testing.B) {
 	}
 	// The API server's first request for a CRD builds its handler (a second or two here): done
 	// once before the measure, as in a running cluster.
-	waitReady(b, createResourceSet(b, newNamespace(b), `
+	waitReady(b, createResourceSet(b, tenantNamespace(b), `
 metadata:
   name: warm-up
 spec:
@@ -37,7 +37,7 @@ spec:
         name: warm-up
 `), "")
 	for i := 0; b.Loop(); i++ {
-		ns := newNamespace(b)
+		ns := tenantNamespace(b)
 		var inputs strings.Builder
 		for n := range benchObjects {
 			fmt.Fprintf(&inputs, "    - idx: %q\n", fmt.Sprint(n))

@@ -18,7 +18,7 @@ import (
 // applies once both hold; a ResourceSet depending on it follows as soon as it is ready.
 func TestResourceSetDependsOn(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	crdName := "widgets." + ns + ".sluice.dev"
 	key := createResourceSet(t, ns, `
 metadata:
@@ -94,7 +94,7 @@ spec:
 // the ResourceSet with a message saying what to fix: nothing is applied, nothing is pruned.
 func TestResourceSetDependsOnBadInput(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: app

@@ -20,7 +20,7 @@ import (
 func BenchmarkDependencyRelease(b *testing.B) {
 	for b.Loop() {
 		g := NewWithT(b)
-		ns := newNamespace(b)
+		ns := tenantNamespace(b)
 		secretDep := createResourceSet(b, ns, `
 metadata:
   name: needs-secret

@@ -14,7 +14,7 @@ import (
 // the API server's message until fluxcd.controlplane.io/force recreates the object.
 func TestResourceSetCorrectsDriftAndForces(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: app
@@ -64,7 +64,7 @@ spec:
 // and deleting it leaves its objects in place.
 func TestResourceSetDisabled(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: app

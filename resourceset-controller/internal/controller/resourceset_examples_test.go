@@ -13,7 +13,7 @@ import (
 // applied in stages (the Namespaces first, so the namespaced objects can go in them).
 func TestResourceSetExampleTenantRBAC(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: tenants
@@ -64,7 +64,7 @@ spec:
 // each.
 func TestResourceSetSharedSource(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: shared
@@ -112,7 +112,7 @@ spec:
 // The conditional exclusion of docs/resourceset.md: the ServiceAccount is generated for team1 only.
 func TestResourceSetExampleConditionalExclusion(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: exclusion
@@ -145,7 +145,7 @@ spec:
 // spec.resources winning over resourcesTemplate for the same object.
 func TestResourceSetExampleResourcesTemplate(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: bundles

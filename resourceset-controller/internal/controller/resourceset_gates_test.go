@@ -22,7 +22,7 @@ import (
 // held one); opening the gate releases the change at once.
 func TestResourceSetGates(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	gatestest.SetOpened(t, k8s, ns, "change-freeze", false)
 	key := createResourceSet(t, ns, `
 metadata:

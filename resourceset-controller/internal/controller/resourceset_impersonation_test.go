@@ -16,7 +16,7 @@ import (
 // condition says who was refused what. A missing account is named.
 func TestResourceSetImpersonation(t *testing.T) {
 	g := NewWithT(t)
-	ns := newBareNamespace(t)
+	ns := env.Namespace(t)
 	createDeployer(t, ns, "*")
 
 	key := createResourceSet(t, ns, `

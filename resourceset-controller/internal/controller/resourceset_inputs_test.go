@@ -79,7 +79,7 @@ const tenantConfigMaps = `
 // inputs prunes them, and the event says so.
 func TestResourceSetProviderFailureKeepsResources(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	svc := newInputService(t, map[string]any{"id": "a", "tenant": "team-a"}, map[string]any{"id": "b", "tenant": "team-b"})
 	createProvider(t, ns, "tenants", svc)
 	key := createResourceSet(t, ns, `
@@ -134,7 +134,7 @@ spec:
 // ResourceSet stalls with a message saying so, before rendering anything.
 func TestResourceSetPermuteCap(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	var many []map[string]any
 	for i := range 22 {
 		many = append(many, map[string]any{"id": fmt.Sprint(i)})

@@ -17,7 +17,7 @@ import (
 // retried rather than stalled.
 func TestResourceSetTemplateLimits(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	const template = `apiVersion: v1
 kind: ConfigMap
 metadata:

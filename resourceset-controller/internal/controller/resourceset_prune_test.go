@@ -23,7 +23,7 @@ func TestResourceSetStagedGarbageCollection(t *testing.T) {
 	} {
 		t.Run(applier.kind, func(t *testing.T) {
 			g := NewWithT(t)
-			ns := newNamespace(t)
+			ns := tenantNamespace(t)
 			key := createResourceSet(t, ns, fmt.Sprintf(`
 metadata:
   name: tenant

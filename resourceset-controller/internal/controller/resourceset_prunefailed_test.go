@@ -15,7 +15,7 @@ import (
 func TestResourceSetPruneFailed(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := newBareNamespace(t)
+	ns := env.Namespace(t)
 	role := createDeployer(t, ns, "get", "list", "watch", "create", "update", "patch")
 
 	key := createResourceSet(t, ns, `

@@ -17,7 +17,7 @@ import (
 // objects; deleting the ResourceSet removes the rest.
 func TestResourceSetExamplePodinfoTenants(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: podinfo
@@ -116,7 +116,7 @@ func metaOf(key client.ObjectKey) metav1.ObjectMeta {
 // A namespaced object without metadata.namespace goes in the ResourceSet's namespace.
 func TestResourceSetDefaultsNamespaces(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: app

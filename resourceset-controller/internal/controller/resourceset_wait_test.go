@@ -17,7 +17,7 @@ import (
 // status says it is available, the ResourceSet is ready.
 func TestResourceSetWaitsForHealth(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	key := createResourceSet(t, ns, `
 metadata:
   name: app

@@ -60,7 +60,7 @@ func rsipRefusal(url, addr string) string {
 // an allowed server: Ready=False and Stalled, the message names the refusal and the flag.
 func TestInputProviderExternalServiceRefusedAddress(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	internal, reached := rsipServeOn(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"inputs": [{"id": "internal"}]}`)
 	}))
@@ -95,7 +95,7 @@ func TestInputProviderExternalServiceRefusedAddress(t *testing.T) {
 // was, is.
 func TestInputProviderExternalServiceFailureQuotesNoResponse(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	const secret = "rsip-internal-b0dy"
 	var answer atomic.Value
 	answer.Store(`{"inputs": [{"id": "` + secret + `"}, {"id": "` + secret + `"}]}`)

@@ -18,7 +18,7 @@ import (
 // repository: the entry that contains spec.url is the one used.
 func TestInputProviderOCIArtifactTagHTTPSKey(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	const user, password = "puller", "rsip-https-key-s3cret"
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{Username: user, Password: password})
 	digest := registry.PushArtifact(t, "apps/podinfo:1.0.0", map[string]string{"app.yaml": "v1\n"}, nil)

@@ -91,7 +91,7 @@ spec:
 // it answers again, the new inputs are exported. The token never reaches events or logs.
 func TestInputProviderExternalServiceBearerToken(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	const token = "rsip-token-9c1e7d"
 	svc := rsipNewService(t, func(req *http.Request) bool { return req.Header.Get("Authorization") == "Bearer "+token },
 		`{"inputs": [
@@ -160,7 +160,7 @@ func TestInputProviderExternalServiceBearerToken(t *testing.T) {
 // failure that heals when the Secret is created; a wrong password is the service's 401.
 func TestInputProviderExternalServiceBasicAuth(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	svc := rsipNewService(t, func(req *http.Request) bool {
 		u, p, ok := req.BasicAuth()
 		return ok && u == "flux" && p == "rsip-basic-pw-77"
@@ -193,7 +193,7 @@ func TestInputProviderExternalServiceBasicAuth(t *testing.T) {
 // answer is exported without a reconcile request. filter.limit keeps the first inputs.
 func TestInputProviderReconcileEvery(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	svc := rsipNewService(t, func(*http.Request) bool { return true }, `{"inputs": [{"id": "a"}]}`)
 	rsipSecret(t, ns, "service-ca", corev1.SecretTypeOpaque, map[string][]byte{"ca.crt": svc.caPEM()})
 

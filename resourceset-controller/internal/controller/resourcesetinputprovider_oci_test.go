@@ -45,7 +45,7 @@ func rsipTags(g Gomega, obj *rsv1.ResourceSetInputProvider) []string {
 // inputs; good credentials recover it. The credentials never reach events or logs.
 func TestInputProviderOCIArtifactTagWithCredentials(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	const user, password = "puller", "rsip-oci-s3cret-f00d"
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{Username: user, Password: password})
 	files := func(v string) map[string]string { return map[string]string{"app.yaml": "version: " + v + "\n"} }
@@ -126,7 +126,7 @@ spec:
 // trusted through certSecretRef's ca.crt; without it the provider fails.
 func TestInputProviderOCIArtifactTagRegexFilterAndCA(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{TLS: true})
 	digests := map[string]string{}
 	for _, tag := range []string{"main-20260101", "main-20260203", "main-20260202-wip", "feat-20260301", "main-20251231"} {
@@ -166,7 +166,7 @@ spec:
 // is wrong, the spec is observed, and no Reconciling is left behind. Fixing the spec recovers.
 func TestInputProviderInvalidFilterStalls(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	digest := registry.PushArtifact(t, "apps/web:v1.0.0", map[string]string{"a": "b"}, nil)
 

@@ -164,7 +164,7 @@ func rsipLogsFree(t *testing.T, secrets ...string) {
 // carries the revision. A reconcile request is echoed in lastHandledReconcileAt.
 func TestInputProviderStaticExportsDefaultValues(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	obj := rsipCreate(t, ns, `
 apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSetInputProvider
@@ -227,7 +227,7 @@ spec:
 // it at once.
 func TestInputProviderDisabledAnnotationPauses(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := tenantNamespace(t)
 	obj := rsipCreate(t, ns, `
 apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSetInputProvider

@@ -40,7 +40,7 @@ var helmReleasesCRD = Ref{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomRe
 // cluster-scoped, so the ResourceSet's namespace is not part of its name.
 func TestCRDMustExistAndBeEstablished(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	exists := helmReleasesCRD
 	exists.Ready = false
 
@@ -85,7 +85,7 @@ func TestCRDWithRefusedNamesIsNotReady(t *testing.T) {
 // must be about the current generation (Flux behaviour).
 func TestCustomResourceNeedsReadyTrueForItsGeneration(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	ref := Ref{APIVersion: "testing.sluice.dev/v1", Kind: "Widget", Name: "w", Ready: true}
 	name := "dependency 'testing.sluice.dev/v1/Widget " + ns + "/w'"
 
@@ -129,7 +129,7 @@ func TestCustomResourceNeedsReadyTrueForItsGeneration(t *testing.T) {
 // rolled out is not.
 func TestBuiltInKindsFollowKstatus(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}
 	g.Expect(k8s.Create(context.Background(), cm)).To(Succeed())
 	g.Expect(check(ns, Ref{APIVersion: "v1", Kind: "ConfigMap", Name: "settings", Ready: true})).To(Succeed())
@@ -154,7 +154,7 @@ func TestBuiltInKindsFollowKstatus(t *testing.T) {
 // The first unmet dependency in order is reported; the namespace of a ref wins over the owner's.
 func TestFirstUnmetDependencyIsReported(t *testing.T) {
 	g := NewWithT(t)
-	owner, other := newNamespace(t), newNamespace(t)
+	owner, other := env.Namespace(t), env.Namespace(t)
 	g.Expect(k8s.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "a"}})).To(Succeed())
 
 	deps := []Ref{

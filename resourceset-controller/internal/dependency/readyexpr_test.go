@@ -23,7 +23,7 @@ func createSecret(t *testing.T, ns, name string, data map[string]string) *corev1
 // The Secret gate of docs/resourceset.md: the expression decodes the Secret's data.
 func TestSecretGateReadyExpr(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	ref := Ref{APIVersion: "v1", Kind: "Secret", Name: "my-gate", Namespace: ns, Ready: true, ReadyExpr: gateExpr}
 	name := "dependency 'v1/Secret " + ns + "/my-gate'"
 
@@ -53,7 +53,7 @@ func TestSecretGateReadyExpr(t *testing.T) {
 // evaluation; the rest of the object stays readable.
 func TestSecretDataOfOtherNamespacesIsHidden(t *testing.T) {
 	g := NewWithT(t)
-	owner, other := newNamespace(t), newNamespace(t)
+	owner, other := env.Namespace(t), env.Namespace(t)
 	createSecret(t, other, "my-gate", map[string]string{"gate": "opened"})
 	name := "dependency 'v1/Secret " + other + "/my-gate'"
 	hint := " (the data, annotations and managed fields of a Secret in another namespace than the ResourceSet are not readable)"
@@ -94,7 +94,7 @@ func TestSecretDataOfOtherNamespacesIsHidden(t *testing.T) {
 // The Cluster API example of docs/resourceset.md: generation observed and control plane ready.
 func TestClusterReadyExpr(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	ref := Ref{APIVersion: "cluster.x-k8s.io/v1beta1", Kind: "Cluster", Name: "my-cluster", Namespace: ns, Ready: true,
 		ReadyExpr: "metadata.generation == status.observedGeneration &&\nstatus.controlPlaneReady == true\n"}
 	name := "dependency 'cluster.x-k8s.io/v1beta1/Cluster " + ns + "/my-cluster'"
@@ -119,7 +119,7 @@ func TestClusterReadyExpr(t *testing.T) {
 // are not, and a non-bool result found only at run time is reported.
 func TestAnyTopLevelFieldIsAVariable(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	role := &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reader"},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}},
@@ -149,7 +149,7 @@ func TestAnyTopLevelFieldIsAVariable(t *testing.T) {
 // expressions on the same object are evaluated.
 func TestCostLimitStopsHostileExpressions(t *testing.T) {
 	g := NewWithT(t)
-	ns := newNamespace(t)
+	ns := env.Namespace(t)
 	createObject(t, "testing.sluice.dev/v1", "Widget", ns, "big", map[string]any{"items": intList(2000)}, nil)
 	ref := Ref{APIVersion: "testing.sluice.dev/v1", Kind: "Widget", Name: "big",
 		ReadyExpr: "spec.items.all(x, spec.items.all(y, x + y >= 0))"}
