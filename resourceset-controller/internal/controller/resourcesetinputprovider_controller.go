@@ -35,8 +35,6 @@ import (
 type ResourceSetInputProviderReconciler struct {
 	client.Client
 	EventRecorder kuberecorder.EventRecorder
-	// ControllerName is the field owner of status patches.
-	ControllerName string
 	// Metrics records the gotk_reconcile_condition gauges; nil records none.
 	Metrics *runtimectrl.Metrics
 	// Addresses are those an ExternalService may connect to (--service-cidr,

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,7 +113,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 		return err
 	}
 	provider := &ResourceSetInputProviderReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, ControllerName: ControllerName, Metrics: &readiness,
+		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
 		Addresses: testAddresses,
 	}
 	if err := provider.SetupWithManager(ctx, mgr, opts); err != nil {
@@ -129,14 +128,14 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 // loopback addresses stay refused, as every loopback address is by default.
 var testAddresses = &inputs.AddressPolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 
-var nsCount atomic.Int64
-
-// newNamespace creates a namespace for one test, with the ServiceAccount "tenant" bound to
-// cluster-admin: the suite runs with --default-service-account=tenant, so ResourceSets outside
-// controllerNamespace are applied through impersonation, as in a locked-down cluster.
-func newNamespace(t testing.TB) string {
+// tenantNamespace creates a namespace of the test's own (testenv), with the ServiceAccount
+// "tenant" bound to cluster-admin: the suite runs with --default-service-account=tenant, so
+// ResourceSets outside controllerNamespace are applied through impersonation, as in a
+// locked-down cluster. env.Namespace gives one without the account: its ResourceSets act as
+// an account the test sets up itself.
+func tenantNamespace(t testing.TB) string {
 	t.Helper()
-	ns := newBareNamespace(t)
+	ns := env.Namespace(t)
 	g := NewWithT(t)
 	g.Expect(k8s.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}})).To(Succeed())
 	g.Expect(k8s.Create(context.Background(), &rbacv1.ClusterRoleBinding{
@@ -145,15 +144,6 @@ func newNamespace(t testing.TB) string {
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
 	})).To(Succeed())
 	return ns
-}
-
-// newBareNamespace creates a namespace without the "tenant" account: its ResourceSets act as an
-// account the test sets up itself.
-func newBareNamespace(t testing.TB) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("rset-%d", nsCount.Add(1))}}
-	NewWithT(t).Expect(k8s.Create(context.Background(), ns)).To(Succeed())
-	return ns.Name
 }
 
 // annotate merges annotations into an object, as `kubectl annotate --overwrite` does; an empty
