@@ -30,13 +30,12 @@ type handler struct {
 	limiters *gateLimiters
 	failures *sourceFailures
 	tokens   *knownTokens
-	now      func() time.Time
 }
 
 func newHandler(s *Server) http.Handler {
 	limits := s.Limits.withDefaults()
 	h := &handler{
-		s: s, limits: limits, now: time.Now,
+		s: s, limits: limits,
 		seen:     newSeenRequests(limits.Window, limits.MaxRemembered),
 		limiters: newGateLimiters(limits.RateInterval, limits.Burst),
 		failures: newSourceFailures(limits.FailureInterval, limits.FailureBurst, limits.MaxSources),
@@ -91,7 +90,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	// A request that carries the token the receiver last read is a caller's: it spends the
 	// gate's budget, and is checked against the Secret whatever its source did before. Any
 	// other request is checked only while its source has failed attempts left.
-	now := h.now()
+	now := time.Now()
 	secretKey := types.NamespacedName{Namespace: key.Namespace, Name: gate.Spec.Receiver.SecretRef.Name}
 	source := sourceOf(r.RemoteAddr)
 	known, read := h.tokens.get(secretKey)

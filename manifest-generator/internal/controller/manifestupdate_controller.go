@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kuberecorder "k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,8 +40,9 @@ type ManifestUpdateReconciler struct {
 	// RequeueDependency is how soon an update whose ManifestGeneration or GitRepository is
 	// missing is retried.
 	RequeueDependency time.Duration
-	// Now is the clock of the reconcile request annotation (time.Now when nil).
-	Now func() time.Time
+	// Clock dates the reconcile request a pushed change sends its GitRepository (the real clock
+	// when nil).
+	Clock clock.PassiveClock
 }
 
 // +kubebuilder:rbac:groups=generator.toolkit.fluxcd.io,resources=manifestupdates,verbs=get;list;watch;update;patch
@@ -172,8 +174,8 @@ func (r *ManifestUpdateReconciler) failed(obj *generatorv1.ManifestUpdate, reaso
 }
 
 func (r *ManifestUpdateReconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+	if r.Clock != nil {
+		return r.Clock.Now()
 	}
 	return time.Now()
 }

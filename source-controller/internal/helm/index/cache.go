@@ -5,6 +5,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // Cache keeps opened indexes in memory, so resolving a chart costs one read of its section
@@ -14,7 +16,8 @@ import (
 type Cache struct {
 	maxSize int
 	ttl     time.Duration
-	now     func() time.Time
+	// clock dates the uses of indexes; tests move a fake one.
+	clock clock.PassiveClock
 	// Events, when set, is told of every hit and miss (the gotk_cache_events_total metric).
 	Events func(hit bool)
 
@@ -35,7 +38,7 @@ func NewCache(maxSize int, ttl time.Duration) *Cache {
 	if maxSize <= 0 {
 		return nil
 	}
-	return &Cache{maxSize: maxSize, ttl: ttl, now: time.Now, lru: list.New(), items: map[string]*list.Element{}}
+	return &Cache{maxSize: maxSize, ttl: ttl, clock: clock.RealClock{}, lru: list.New(), items: map[string]*list.Element{}}
 }
 
 // Resolve is the package's Resolve through the cache. Index files are content-addressed
@@ -55,8 +58,8 @@ func (c *Cache) get(path string) (*Index, error) {
 	c.mu.Lock()
 	if el, ok := c.items[path]; ok {
 		e := el.Value.(*cacheEntry)
-		if c.now().Before(e.expires) {
-			e.expires = c.now().Add(c.ttl) // the TTL is refreshed on every use
+		if c.clock.Now().Before(e.expires) {
+			e.expires = c.clock.Now().Add(c.ttl) // the TTL is refreshed on every use
 			c.lru.MoveToFront(el)
 			c.mu.Unlock()
 			c.event(true)
@@ -78,7 +81,7 @@ func (c *Cache) get(path string) (*Index, error) {
 	if el, ok := c.items[path]; ok {
 		c.removeLocked(el)
 	}
-	c.items[path] = c.lru.PushFront(&cacheEntry{path: path, index: ix, expires: c.now().Add(c.ttl)})
+	c.items[path] = c.lru.PushFront(&cacheEntry{path: path, index: ix, expires: c.clock.Now().Add(c.ttl)})
 	for c.lru.Len() > c.maxSize {
 		c.removeLocked(c.lru.Back())
 	}
@@ -110,7 +113,7 @@ func (c *Cache) Purge() int {
 	n := 0
 	for el := c.lru.Back(); el != nil; {
 		prev := el.Prev()
-		if !c.now().Before(el.Value.(*cacheEntry).expires) {
+		if !c.clock.Now().Before(el.Value.(*cacheEntry).expires) {
 			c.removeLocked(el)
 			n++
 		}
@@ -144,5 +147,5 @@ func (c *Cache) Has(path string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[path]
-	return ok && c.now().Before(el.Value.(*cacheEntry).expires)
+	return ok && c.clock.Now().Before(el.Value.(*cacheEntry).expires)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func TestCacheResolvesLikeResolve(t *testing.T) {
@@ -50,9 +51,9 @@ func TestCacheEvictsAndExpires(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(os.WriteFile(paths[i], data, 0o644)).To(Succeed())
 	}
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c := NewCache(2, 10*time.Minute)
-	c.now = func() time.Time { return now }
+	c.clock = clk
 	misses := 0
 	c.Events = func(hit bool) {
 		if !hit {
@@ -74,12 +75,12 @@ func TestCacheEvictsAndExpires(t *testing.T) {
 	resolve(paths[1])
 	g.Expect(misses).To(Equal(4), "paths[1] was evicted")
 
-	now = now.Add(9 * time.Minute)
+	clk.SetTime(clk.Now().Add(9 * time.Minute))
 	resolve(paths[1]) // refreshes its TTL
-	now = now.Add(5 * time.Minute)
+	clk.SetTime(clk.Now().Add(5 * time.Minute))
 	g.Expect(c.Purge()).To(Equal(1), "paths[0] expired; paths[1] was used 5 minutes ago")
 	g.Expect(c.Len()).To(Equal(1))
-	now = now.Add(10 * time.Minute)
+	clk.SetTime(clk.Now().Add(10 * time.Minute))
 	resolve(paths[1])
 	g.Expect(misses).To(Equal(5), "an expired entry is read again")
 }
