@@ -75,4 +75,14 @@ func checkArtifactAccess(t *testing.T, policies []networkingv1.NetworkPolicy, de
 		g.Expect(ingressAllowed(policies, pod, 9090, fromLabelledPod)).To(BeFalse(), "%s: artifact port from a labelled pod of another namespace", name)
 		g.Expect(ingressAllowed(policies, pod, 9090, fromOtherValue)).To(BeFalse(), "%s: artifact port from a namespace labelled otherwise", name)
 	}
+	// The pod the Service sends downloads to is the leader's, which has one label more: the
+	// policies select it as they select the others.
+	if d, ok := deployments["source-controller"]; ok {
+		leader := *d.Spec.Template.DeepCopy()
+		leader.Labels[artifactServerLabel] = "leader"
+		g.Expect(ingressAllowed(policies, leader, 9090, fromSluiceSystem)).To(BeTrue(), "the leader's artifact port from sluice-system")
+		g.Expect(ingressAllowed(policies, leader, 9090, fromFlux)).To(BeTrue(), "the leader's artifact port from a labelled namespace")
+		g.Expect(ingressAllowed(policies, leader, 9090, fromTenant)).To(BeFalse(), "the leader's artifact port from another namespace")
+		g.Expect(ingressAllowed(policies, leader, 8080, fromTenant)).To(BeTrue(), "the leader's metrics from another namespace")
+	}
 }

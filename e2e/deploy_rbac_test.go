@@ -116,15 +116,20 @@ func rulesOf(t *testing.T, objects []*unstructured.Unstructured) []rbacv1.Policy
 }
 
 // Each controller runs as its own ServiceAccount, bound to its own ClusterRole and to nothing
-// else; no binding of deploy/default grants anything to another subject.
+// else; no binding of deploy/default grants anything to another subject. The source-controller
+// also has a Role of its own in sluice-system, bound by a RoleBinding there: the pods of its
+// namespace, the leader's of which it labels (--leader-pod-label).
 func TestRBACEachControllerHasItsOwnAccount(t *testing.T) {
 	g := NewWithT(t)
 	objects := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
 	bindings := bindingsIn(t, objects)
 	roles := map[string]bool{}
 	for _, o := range objects {
-		if o.GetKind() == "ClusterRole" {
-			roles[o.GetName()] = true
+		switch o.GetKind() {
+		case "ClusterRole":
+			roles["ClusterRole/"+o.GetName()] = true
+		case "Role":
+			roles["Role/"+o.GetNamespace()+"/"+o.GetName()] = true
 		}
 	}
 	for _, b := range bindings {
@@ -133,9 +138,15 @@ func TestRBACEachControllerHasItsOwnAccount(t *testing.T) {
 		g.Expect(s.Kind).To(Equal(rbacv1.ServiceAccountKind), b.Name)
 		g.Expect(s.Namespace).To(Equal(deployNamespace), b.Name)
 		g.Expect(harness.Controllers).To(ContainElement(s.Name), b.Name)
-		g.Expect(b.RoleRef.Kind).To(Equal("ClusterRole"), b.Name)
 		g.Expect(b.RoleRef.Name).To(Equal(s.Name), "%s binds %s to another controller's role or to a role deploy/ does not define", b.Name, s.Name)
-		g.Expect(roles).To(HaveKey(b.RoleRef.Name))
+		if b.Kind == "RoleBinding" {
+			g.Expect(b.Namespace).To(Equal(deployNamespace), b.Name)
+			g.Expect(b.RoleRef.Kind).To(Equal("Role"), "%s: a RoleBinding of a ClusterRole", b.Name)
+			g.Expect(roles).To(HaveKey("Role/"+b.Namespace+"/"+b.RoleRef.Name), b.Name)
+			continue
+		}
+		g.Expect(b.RoleRef.Kind).To(Equal("ClusterRole"), b.Name)
+		g.Expect(roles).To(HaveKey("ClusterRole/"+b.RoleRef.Name), b.Name)
 	}
 	for _, name := range harness.Controllers {
 		own := rbacObjectsOf(t, objects, name)
@@ -143,7 +154,11 @@ func TestRBACEachControllerHasItsOwnAccount(t *testing.T) {
 		for _, o := range own {
 			kinds = append(kinds, o.GetKind()+"/"+o.GetName())
 		}
-		g.Expect(kinds).To(ConsistOf("ServiceAccount/"+name, "ClusterRole/"+name, "ClusterRoleBinding/"+name), name)
+		want := []string{"ServiceAccount/" + name, "ClusterRole/" + name, "ClusterRoleBinding/" + name}
+		if name == "source-controller" {
+			want = append(want, "Role/"+name, "RoleBinding/"+name)
+		}
+		g.Expect(kinds).To(ConsistOf(want), name)
 	}
 }
 
@@ -180,7 +195,8 @@ func outsideWrites(rules []rbacv1.PolicyRule, ownGroup string) []string {
 }
 
 // No controller may write objects it does not own. The source-controller and gating-controller
-// need nothing outside their own group but events and leases (and read Secrets and Gates). The
+// need nothing outside their own group but events and leases (and read Secrets and Gates), but
+// that the source-controller labels its own pod, in its namespace only. The
 // resourceset-controller and manifest-generator apply arbitrary objects, like Flux's
 // kustomize-controller: their ClusterRole grants everything, and they impersonate the
 // spec.serviceAccountName of each object (the API's documented exception), so that an object
@@ -198,7 +214,8 @@ func TestRBACControllerRolesWriteOnlyTheirOwnKinds(t *testing.T) {
 		ownGroup string
 		want     []string
 	}{
-		{"source-controller", controller("source-controller"), ownGroups["source-controller"], nil},
+		// The label of the leader's pod, in sluice-system only (TestRBACSourceControllerPatchesPodsOfItsNamespaceOnly).
+		{"source-controller", controller("source-controller"), ownGroups["source-controller"], []string{"patch core/pods"}},
 		{"gating-controller", controller("gating-controller"), ownGroups["gating-controller"], nil},
 		{"resourceset-controller", controller("resourceset-controller"), ownGroups["resourceset-controller"],
 			[]string{"* */*", "impersonate core/serviceaccounts"}},
@@ -229,6 +246,33 @@ func TestRBACControllerRolesWriteOnlyTheirOwnKinds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The source-controller reads and patches pods (the label of the leader's, --leader-pod-label)
+// through a Role of sluice-system only: its ClusterRole has no rule on pods.
+func TestRBACSourceControllerPatchesPodsOfItsNamespaceOnly(t *testing.T) {
+	g := NewWithT(t)
+	objects := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
+	var roles []string
+	for _, o := range rbacObjectsOf(t, objects, "source-controller") {
+		if o.GetKind() != "ClusterRole" && o.GetKind() != "Role" {
+			continue
+		}
+		roles = append(roles, o.GetKind())
+		var pods []string
+		for _, r := range rulesOf(t, []*unstructured.Unstructured{o}) {
+			if slices.Contains(r.APIGroups, "") && (slices.Contains(r.Resources, "pods") || slices.Contains(r.Resources, "*")) {
+				pods = append(pods, r.Verbs...)
+			}
+		}
+		if o.GetKind() == "ClusterRole" {
+			g.Expect(pods).To(BeEmpty(), "the ClusterRole grants pods everywhere")
+		} else {
+			g.Expect(o.GetNamespace()).To(Equal(deployNamespace))
+			g.Expect(pods).To(ConsistOf("get", "patch"))
+		}
+	}
+	g.Expect(roles).To(ConsistOf("ClusterRole", "Role"))
 }
 
 // serviceAccountKubeconfig writes a kubeconfig of the control plane that authenticates as the
@@ -397,6 +441,23 @@ data:
 		})
 	}
 
+	// The pod the source-controller runs in, as the Deployment names it (POD_NAME from the
+	// downward API): it labels it once elected (--leader-pod-label) and unlabels it at stop. No
+	// node runs it; the API server keeps it Pending.
+	sourcePod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: deployNamespace, Name: "source-controller-rbac-e2e",
+			Labels: map[string]string{"app.kubernetes.io/name": "source-controller"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Image: "source-controller"}}},
+	}
+	g.Expect(env.Client.Create(ctx, sourcePod)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), sourcePod) })
+	t.Setenv("POD_NAME", sourcePod.Name)
+	leaderLabel := func(g Gomega) string {
+		pod := &corev1.Pod{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(sourcePod), pod)).To(Succeed())
+		return pod.Labels[artifactServerLabel]
+	}
+
 	t.Run("gating-controller", func(t *testing.T) {
 		g := NewWithT(t)
 		c := startAs(t, objects, "gating-controller")
@@ -413,7 +474,9 @@ data:
 		g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
 		g.Eventually(func(g Gomega) string { return readyOf(g, obj) }, time.Minute).Should(HavePrefix("True|"))
 		g.Eventually(artifactRevision(obj), time.Minute).Should(Equal("master@sha1:" + sha))
+		g.Eventually(leaderLabel, time.Minute).Should(Equal("leader"))
 		g.Expect(forbiddenLines(t, c)).To(BeEmpty())
+		g.Expect(leaderLabel(g)).To(BeEmpty(), "the label goes at stop")
 	})
 
 	t.Run("resourceset-controller", func(t *testing.T) {

@@ -39,6 +39,10 @@ import (
 // deployNamespace is where deploy/default puts the controllers.
 const deployNamespace = "sluice-system"
 
+// artifactServerLabel is the label the source-controller sets to "leader" on the pod of its
+// elected replica (--leader-pod-label), which the artifact Service selects.
+const artifactServerLabel = "source.toolkit.fluxcd.io/artifact-server"
+
 // kustomizeBuild renders a kustomization with the real kustomize binary.
 func kustomizeBuild(t *testing.T, dir string) []byte {
 	t.Helper()
@@ -120,6 +124,9 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g.Expect(kinds["ServiceAccount"]).To(ConsistOf(harness.Controllers))
 	g.Expect(kinds["ClusterRole"]).To(ConsistOf(harness.Controllers))
 	g.Expect(kinds["ClusterRoleBinding"]).To(ConsistOf(harness.Controllers))
+	// The source-controller's pods of sluice-system (TestRBACEachControllerHasItsOwnAccount).
+	g.Expect(kinds["Role"]).To(ConsistOf("source-controller"))
+	g.Expect(kinds["RoleBinding"]).To(ConsistOf("source-controller"))
 	g.Expect(kinds["Service"]).To(ConsistOf("source-controller", "gating-controller"))
 	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-receiver", "allow-scraping", "allow-egress"))
 	// Who opened a gate is who did it (TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser).
@@ -141,8 +148,20 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g.Expect(svc.Spec.Ports).To(HaveLen(1))
 	g.Expect(svc.Spec.Ports[0].Port).To(BeEquivalentTo(80))
 	source := deployments["source-controller"]
-	g.Expect(svc.Spec.Selector).To(Equal(source.Spec.Selector.MatchLabels))
 	manager := source.Spec.Template.Spec.Containers[0]
+	// Only the elected replica serves artifacts (a standby's storage is empty): the Service
+	// selects the Deployment's pods that carry the label --leader-pod-label sets on the leader's,
+	// which the controller finds by POD_NAME and RUNTIME_NAMESPACE.
+	leaderLabel, ok := flagValue(manager.Args, "--leader-pod-label")
+	g.Expect(ok).To(BeTrue(), "the source-controller labels the leader's pod")
+	g.Expect(leaderLabel).To(Equal(artifactServerLabel))
+	wantSelector := map[string]string{leaderLabel: "leader"}
+	for k, v := range source.Spec.Selector.MatchLabels {
+		wantSelector[k] = v
+	}
+	g.Expect(svc.Spec.Selector).To(Equal(wantSelector))
+	g.Expect(source.Spec.Template.Labels).NotTo(HaveKey(leaderLabel), "every new pod would be behind the Service")
+	g.Expect(manager.Env).To(ContainElement(And(HaveField("Name", "POD_NAME"), HaveField("ValueFrom.FieldRef.FieldPath", "metadata.name"))))
 	artifactPort := containerPort(manager, svc.Spec.Ports[0].TargetPort.String())
 	g.Expect(artifactPort).NotTo(BeNil(), "the Service's targetPort %s is no port of the source-controller", svc.Spec.Ports[0].TargetPort.String())
 	storageAddr, _ := flagValue(manager.Args, "--storage-addr")

@@ -29,6 +29,7 @@ import (
 	"github.com/sluice-gitops/sluice/source-controller/internal/git"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/chart"
 	"github.com/sluice-gitops/sluice/source-controller/internal/helm/index"
+	"github.com/sluice-gitops/sluice/source-controller/internal/leaderpod"
 	"github.com/sluice-gitops/sluice/source-controller/internal/storage"
 )
 
@@ -41,6 +42,7 @@ func main() {
 		storageAddr string
 		digestAlgo  string
 		urlKeysFile string
+		leaderLabel string
 
 		helmIndexMaxSize int64
 		helmCache        struct {
@@ -65,6 +67,8 @@ func main() {
 		"How long older artifacts are kept before garbage collection.")
 	pflag.IntVar(&storageOpts.RetentionRecords, "artifact-retention-records", 2,
 		"How many artifacts per object are kept, the current one included.")
+	pflag.StringVar(&leaderLabel, "leader-pod-label", "",
+		"A label key set to \"leader\" on the pod of the elected replica, and removed from the others', so that a Service selecting it sends artifact downloads to the replica whose storage holds them. Needs POD_NAME and RUNTIME_NAMESPACE. Empty: no pod is labelled.")
 	pflag.StringVar(&digestAlgo, "artifact-digest-algo", "sha256", "The digest algorithm of artifacts: sha256, sha384 or sha512.")
 	pflag.Int64Var(&storageOpts.MaxSize, "artifact-max-size", storage.DefaultMaxSize,
 		"The largest artifact, in bytes, that is stored; 0 means no limit. The default (256 MiB) keeps one source from filling the shared storage and is far above a repository of manifests.")
@@ -109,6 +113,11 @@ func main() {
 	artifactServer := &storage.Server{Addr: storageAddr, Storage: store}
 	bootstrap.Exit(mgr.Add(artifactServer), "adding the artifact server")
 	bootstrap.Exit(mgr.AddReadyzCheck("artifact-server", artifactServer.Ready), "adding the artifact server readiness check")
+	if leaderLabel != "" {
+		labeler, err := leaderpod.New(mgr, leaderLabel)
+		bootstrap.Exit(err, "setting up --leader-pod-label")
+		bootstrap.Exit(labeler.SetupWithManager(mgr), "adding the leader pod labeler")
+	}
 
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), sourcev1.SourceFinalizer)
 	common := controller.SourceReconciler{

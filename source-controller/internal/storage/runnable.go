@@ -12,7 +12,9 @@ import (
 )
 
 // Server runs the artifact HTTP server as a manager runnable. It runs on every replica, not only
-// the leader: any replica with the volume can serve downloads.
+// the leader: any replica with the volume can serve downloads. Only the leader reconciles, so
+// with a volume per replica only the leader's holds artifacts: --leader-pod-label (package
+// leaderpod) marks its pod for the Service to select.
 type Server struct {
 	Addr    string
 	Storage *Storage
