@@ -1,0 +1,278 @@
+//go:build node
+
+package node
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/testserver"
+)
+
+// TestSourceControllerFailover: the source-controller with two replicas and leader election, as
+// a user scales deploy/default. Only the leader is behind the Service (its pod carries the label
+// the Service selects), so a consumer never reaches the standby, whose emptyDir holds no
+// artifact. The leader pod is deleted: the standby (or the pod that replaces the deleted one)
+// takes the Lease, labels itself, fetches the
+// GitRepository again into its own storage with its own URL-signing key and publishes the new
+// URL; a consumer that reads status.artifact.url and downloads it, as Flux's controllers do,
+// gets the artifact again.
+func TestSourceControllerFailover(t *testing.T) {
+	srv := testserver.NewGitServer(t, testserver.Options{})
+	repo := srv.NewRepo(t, "app")
+	repo.Commit(t, "app", map[string]string{"app/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\n"})
+	withDeployDefault(t, func(ctx context.Context, cluster *Cluster) {
+		gitURL := relayGitServer(t, cluster, srv)
+		applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: sluice-system}
+spec:
+  interval: 1m
+  url: %s
+  ref: {branch: %s}
+`, gitURL(repo), repo.CurrentBranch(t)))
+		waitReady(ctx, t, cluster, "sluice-system", "gitrepository/app")
+
+		kubectl(ctx, t, cluster, "-n", "sluice-system", "scale", "deployment/source-controller", "--replicas=2")
+		pods := waitSourceControllerPods(ctx, t, cluster, 2)
+		lease, leader := sourceControllerLease(ctx, t, cluster, pods)
+		t.Logf("two replicas Ready; %s holds the Lease %s", leader, lease)
+
+		consumer := startConsumer(ctx, t, cluster)
+		time.Sleep(5 * time.Second)
+		if before := consumer.results(); len(before) < 20 || failures(before) > 0 {
+			t.Fatalf("with two replicas, before the failover: %d downloads, %d failed (%s)", len(before), failures(before), summarize(before))
+		}
+
+		deleted := time.Now()
+		kubectl(ctx, t, cluster, "-n", "sluice-system", "delete", "pod", leader, "--wait=false")
+		var holder string
+		for {
+			l, err := cluster.Node.Client.CoordinationV1().Leases("sluice-system").Get(ctx, lease, metav1.GetOptions{})
+			if err == nil && l.Spec.HolderIdentity != nil {
+				if holder = strings.Split(*l.Spec.HolderIdentity, "_")[0]; holder != leader && holder != "" {
+					break
+				}
+			}
+			if ctx.Err() != nil || time.Since(deleted) > time.Minute {
+				t.Fatalf("the Lease %s is still %q a minute after its holder's pod was deleted", lease, holder)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		tookOver := time.Since(deleted)
+		// The standby, or the pod that replaces the deleted one if it tries first.
+		took := "the standby"
+		if holder != otherPod(pods, leader) {
+			took = "the deleted pod's replacement"
+		}
+		// The first artifact the new leader serves: downloads before it took the Lease may have
+		// reached the old one, still terminating.
+		served := consumer.waitServed(t, deleted.Add(tookOver), 2*time.Minute)
+		consumer.stop()
+		gap := consumer.between(deleted, served)
+		t.Logf("%s took the Lease %v after the leader's pod was deleted; the consumer downloaded the artifact again %v after (%d failed downloads between: %s)",
+			took, tookOver.Round(time.Millisecond), served.Sub(deleted).Round(time.Millisecond), failures(gap), summarize(gap))
+		if tookOver > 20*time.Second {
+			t.Errorf("the standby took over %v after the delete, more than the Lease's 15 s", tookOver)
+		}
+	})
+}
+
+// waitSourceControllerPods waits until n source-controller pods, not terminating, are Ready,
+// and returns their names.
+func waitSourceControllerPods(ctx context.Context, t *testing.T, cluster *Cluster, n int) []string {
+	t.Helper()
+	for {
+		list, err := cluster.Node.Client.CoreV1().Pods("sluice-system").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=source-controller"})
+		var ready []string
+		if err == nil {
+			for _, p := range list.Items {
+				if p.DeletionTimestamp == nil && podReady(&p) {
+					ready = append(ready, p.Name)
+				}
+			}
+		}
+		if len(ready) == n {
+			return ready
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%d of %d source-controller pods Ready:\n%s", len(ready), n, describeNamespace(cluster, "sluice-system"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// sourceControllerLease returns the name of the Lease held by one of pods, and its holder.
+func sourceControllerLease(ctx context.Context, t *testing.T, cluster *Cluster, pods []string) (string, string) {
+	t.Helper()
+	leases, err := cluster.Node.Client.CoordinationV1().Leases("sluice-system").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range leases.Items {
+		if l.Spec.HolderIdentity == nil {
+			continue
+		}
+		holder := strings.Split(*l.Spec.HolderIdentity, "_")[0]
+		for _, p := range pods {
+			if p == holder {
+				return l.Name, holder
+			}
+		}
+	}
+	t.Fatalf("no Lease held by %v", pods)
+	return "", ""
+}
+
+func otherPod(pods []string, pod string) string {
+	for _, p := range pods {
+		if p != pod {
+			return p
+		}
+	}
+	return ""
+}
+
+// download is one attempt of the consumer.
+type download struct {
+	at     time.Time // when it started
+	result string    // "200", another status, or the error
+}
+
+// consumer downloads the GitRepository app's artifact every 100 ms: it reads its
+// status.artifact.url and fetches it from the host, at the Service's cluster IP.
+type consumer struct {
+	mu     sync.Mutex
+	done   []download
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func startConsumer(ctx context.Context, t *testing.T, cluster *Cluster) *consumer {
+	t.Helper()
+	svc, err := cluster.Node.Client.CoreV1().Services("sluice-system").Get(ctx, "source-controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	c := &consumer{cancel: cancel}
+	// A connection per download, so that each reaches whichever pod the Service picks then.
+	httpClient := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for ctx.Err() == nil {
+			started := time.Now()
+			c.record(started, fetchArtifact(ctx, cluster.Env.Client, httpClient, svc.Spec.ClusterIP))
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return c
+}
+
+func fetchArtifact(ctx context.Context, c client.Client, httpClient *http.Client, serviceIP string) string {
+	repo := &unstructured.Unstructured{}
+	repo.SetGroupVersionKind(schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "GitRepository"})
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "sluice-system", Name: "app"}, repo); err != nil {
+		return "reading the GitRepository: " + err.Error()
+	}
+	raw, _, _ := unstructured.NestedString(repo.Object, "status", "artifact", "url")
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return fmt.Sprintf("no artifact URL (%q)", raw)
+	}
+	u.Host = serviceIP
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return "connection: " + err.Error()
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return "reading: " + err.Error()
+	}
+	return fmt.Sprint(resp.StatusCode)
+}
+
+func (c *consumer) record(started time.Time, result string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done = append(c.done, download{started, result})
+}
+
+func (c *consumer) results() []download {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]download(nil), c.done...)
+}
+
+// waitServed waits until a download started after since succeeds, and returns when.
+func (c *consumer) waitServed(t *testing.T, since time.Time, timeout time.Duration) time.Time {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		for _, d := range c.results() {
+			if d.at.After(since) && d.result == "200" {
+				return d.at
+			}
+		}
+	}
+	t.Fatalf("no download succeeded within %v of the failover: %s", timeout, summarize(c.between(since, time.Now())))
+	return time.Time{}
+}
+
+func (c *consumer) between(from, to time.Time) []download {
+	var in []download
+	for _, d := range c.results() {
+		if !d.at.Before(from) && !d.at.After(to) {
+			in = append(in, d)
+		}
+	}
+	return in
+}
+
+func (c *consumer) stop() {
+	c.cancel()
+	c.wg.Wait()
+}
+
+func failures(ds []download) int {
+	n := 0
+	for _, d := range ds {
+		if d.result != "200" {
+			n++
+		}
+	}
+	return n
+}
+
+// summarize counts the results of ds, in order of first appearance.
+func summarize(ds []download) string {
+	var order []string
+	count := map[string]int{}
+	for _, d := range ds {
+		if count[d.result] == 0 {
+			order = append(order, d.result)
+		}
+		count[d.result]++
+	}
+	var parts []string
+	for _, r := range order {
+		parts = append(parts, fmt.Sprintf("%dx %s", count[r], r))
+	}
+	return strings.Join(parts, ", ")
+}
