@@ -255,8 +255,13 @@ spec:
 		return st
 	}, 3*time.Second, 250*time.Millisecond).Should(Equal(before.Status), "nothing fetched, the inputs and conditions kept")
 
+	// Enabled again, the provider fetches the spec it skipped. It was Ready all along (disabled
+	// keeps the conditions), so wait for the generation it observes, not for Ready.
 	annotate(t, obj, rsv1.ReconcileAnnotation, "")
-	obj = rsipReady(t, key)
-	g.Expect(rsipInputs(g, obj)[0]).To(HaveKeyWithValue("tenant", "team2"))
-	g.Expect(obj.Status.ObservedGeneration).To(Equal(obj.Generation))
+	g.Eventually(func(g Gomega) {
+		obj := rsipGet(g, key)
+		g.Expect(obj.Status.ObservedGeneration).To(Equal(obj.Generation))
+		g.Expect(rsipInputs(g, obj)[0]).To(HaveKeyWithValue("tenant", "team2"))
+	}, timeout).Should(Succeed())
+	rsipReady(t, key)
 }
