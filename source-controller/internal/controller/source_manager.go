@@ -112,51 +112,6 @@ func (r *BucketReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manage
 		func() client.ObjectList { return &sourcev1.BucketList{} }, opts, r)
 }
 
-// helmChartSourceIndex indexes HelmCharts by `<kind>/<name>` of their source.
-const helmChartSourceIndex = "spec.sourceRef"
-
-// SetupWithManager registers the HelmChart controller: besides its own changes and its gates, a
-// chart is reconciled when the artifact revision of its source changes.
-func (r *HelmChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &sourcev1.HelmChart{}, helmChartSourceIndex, func(o client.Object) []string {
-		ref := o.(*sourcev1.HelmChart).Spec.SourceRef
-		return []string{ref.Kind + "/" + ref.Name}
-	}); err != nil {
-		return err
-	}
-	if err := gates.SetupIndex(ctx, mgr.GetFieldIndexer(), &sourcev1.HelmChart{}); err != nil {
-		return err
-	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		For(&sourcev1.HelmChart{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{},
-		))).
-		Watches(&sourcev1.HelmRepository{}, handler.EnqueueRequestsFromMapFunc(r.chartsOf(sourcev1.HelmRepositoryKind)),
-			builder.WithPredicates(artifactRevisionChanged())).
-		Watches(&sourcev1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.chartsOf(sourcev1.GitRepositoryKind)),
-			builder.WithPredicates(artifactRevisionChanged())).
-		Watches(&sourcev1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.chartsOf(sourcev1.BucketKind)),
-			builder.WithPredicates(artifactRevisionChanged())).
-		WithOptions(opts)
-	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &sourcev1.HelmChartList{} }).Complete(r)
-}
-
-// chartsOf maps a source to the HelmCharts built from it.
-func (r *HelmChartReconciler) chartsOf(kind string) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		list := &sourcev1.HelmChartList{}
-		if err := r.List(ctx, list, client.InNamespace(o.GetNamespace()),
-			client.MatchingFields{helmChartSourceIndex: kind + "/" + o.GetName()}); err != nil {
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for i := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-		return reqs
-	}
-}
-
 // artifactRevisionChanged lets through a source's updates that change its artifact revision.
 func artifactRevisionChanged() predicate.Predicate {
 	revision := func(o client.Object) string {
