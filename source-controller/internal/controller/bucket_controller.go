@@ -42,7 +42,7 @@ func bucketTimeout(obj *sourcev1.Bucket) time.Duration {
 	if obj.Spec.Timeout != nil {
 		return obj.Spec.Timeout.Duration
 	}
-	return defaultGitTimeout
+	return defaultTimeout
 }
 
 // reconcileArtifact lists the bucket and, when the revision of what it lists is not the stored

@@ -32,7 +32,7 @@ func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *sour
 	if err != nil {
 		return r.fetchFailed(obj, sourcev1.AuthenticationFailedReason, err)
 	}
-	timeout := defaultGitTimeout
+	timeout := defaultTimeout
 	if obj.Spec.Timeout != nil {
 		timeout = obj.Spec.Timeout.Duration
 	}

@@ -59,7 +59,7 @@ func (r *OCIRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 // reconcileArtifact resolves the reference to a manifest digest and, when it is not the
 // stored revision, pulls the selected layer and stores it.
 func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *sourcev1.OCIRepository) error {
-	timeout := defaultGitTimeout
+	timeout := defaultTimeout
 	if obj.Spec.Timeout != nil {
 		timeout = obj.Spec.Timeout.Duration
 	}
@@ -303,17 +303,6 @@ func selectLayer(img v1.Image, manifest *v1.Manifest, selector *sourcev1.OCILaye
 		return nil, fmt.Errorf("the artifact has no layer of media type '%s'", selector.MediaType)
 	}
 	return nil, errors.New("the artifact has no layers")
-}
-
-func storageReason(err error) string {
-	if errors.Is(err, storage.ErrArtifactTooLarge) {
-		return sourcev1.ArtifactTooLargeReason
-	}
-	return sourcev1.ArchiveOperationFailedReason
-}
-
-func ignoreEqual(a, b *string) bool {
-	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
 func selectorEqual(a, b *sourcev1.OCILayerSelector) bool {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,6 +25,10 @@ import (
 
 // ControllerName is the field owner and event source of the source-controller.
 const ControllerName = "source-controller"
+
+// defaultTimeout bounds the upstream operations of one reconcile (Git, Helm index, OCI, bucket)
+// when spec.timeout is unset.
+const defaultTimeout = 60 * time.Second
 
 // source is what the steps every source kind shares need from an object.
 type source interface {
@@ -259,4 +264,17 @@ func markReady(obj source, ready func() (string, string)) {
 	}
 	conditions.MarkTrue(obj, meta.ReadyCondition, reason, "%s", msg)
 	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, reason, "%s", msg)
+}
+
+// storageReason is the StorageOperationFailed reason of an archive or copy error.
+func storageReason(err error) string {
+	if errors.Is(err, storage.ErrArtifactTooLarge) {
+		return sourcev1.ArtifactTooLargeReason
+	}
+	return sourcev1.ArchiveOperationFailedReason
+}
+
+// ignoreEqual: two spec.ignore values are the same rules.
+func ignoreEqual(a, b *string) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
