@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -32,49 +31,6 @@ func setupSource(ctx context.Context, mgr ctrl.Manager, obj client.Object, newLi
 		))).
 		WithOptions(opts)
 	return gates.Watch(b, mgr.GetClient(), newList).Complete(r)
-}
-
-// gitRepositoryIncludeIndex indexes GitRepositories by the names of those they include.
-const gitRepositoryIncludeIndex = "spec.include.repository.name"
-
-// SetupWithManager registers the GitRepository controller: as every source, and besides, a
-// GitRepository is reconciled when the artifact of one it includes changes (spec.include
-// index and GitRepository watch).
-func (r *GitRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &sourcev1.GitRepository{}, gitRepositoryIncludeIndex, func(o client.Object) []string {
-		var names []string
-		for _, incl := range o.(*sourcev1.GitRepository).Spec.Include {
-			names = append(names, incl.GitRepositoryRef.Name)
-		}
-		return names
-	}); err != nil {
-		return err
-	}
-	if err := gates.SetupIndex(ctx, mgr.GetFieldIndexer(), &sourcev1.GitRepository{}); err != nil {
-		return err
-	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		For(&sourcev1.GitRepository{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{},
-		))).
-		Watches(&sourcev1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.includersOf),
-			builder.WithPredicates(artifactChanged())).
-		WithOptions(opts)
-	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &sourcev1.GitRepositoryList{} }).Complete(r)
-}
-
-// includersOf maps a GitRepository to those of its namespace that include it.
-func (r *GitRepositoryReconciler) includersOf(ctx context.Context, o client.Object) []reconcile.Request {
-	list := &sourcev1.GitRepositoryList{}
-	if err := r.List(ctx, list, client.InNamespace(o.GetNamespace()),
-		client.MatchingFields{gitRepositoryIncludeIndex: o.GetName()}); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return reqs
 }
 
 // artifactChanged lets through a source's updates that change its artifact, revision or
