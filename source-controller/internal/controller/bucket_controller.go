@@ -10,6 +10,8 @@ import (
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/opencontainers/go-digest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -20,6 +22,12 @@ import (
 type BucketReconciler struct {
 	SourceReconciler
 	ignoreFiles ignoreFiles
+}
+
+// SetupWithManager registers the Bucket controller.
+func (r *BucketReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	return setupSource(ctx, mgr, &sourcev1.Bucket{},
+		func() client.ObjectList { return &sourcev1.BucketList{} }, opts, r)
 }
 
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=buckets,verbs=get;list;watch;update;patch
@@ -37,17 +45,10 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	})
 }
 
-// bucketTimeout is spec.timeout (60s when unset).
-func bucketTimeout(obj *sourcev1.Bucket) time.Duration {
-	if obj.Spec.Timeout != nil {
-		return obj.Spec.Timeout.Duration
-	}
-	return defaultTimeout
-}
-
 // reconcileArtifact lists the bucket and, when the revision of what it lists is not the stored
 // one, downloads the objects and archives them; an unchanged bucket costs a listing and no
-// download.
+// download. What reaches the bucket (client, listing, .sourceignore, downloads) is in
+// bucket_fetch.go.
 func (r *BucketReconciler) reconcileArtifact(ctx context.Context, obj *sourcev1.Bucket) error {
 	if err := needsCloudIdentity(obj); err != nil {
 		return r.fetchFailed(obj, sourcev1.CloudIdentityUnsupportedReason, reconcile.TerminalError(err))

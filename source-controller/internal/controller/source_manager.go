@@ -56,18 +56,6 @@ func (r *HelmRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, opts, r)
 }
 
-// SetupWithManager registers the OCIRepository controller.
-func (r *OCIRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	return setupSource(ctx, mgr, &sourcev1.OCIRepository{},
-		func() client.ObjectList { return &sourcev1.OCIRepositoryList{} }, opts, r)
-}
-
-// SetupWithManager registers the Bucket controller.
-func (r *BucketReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	return setupSource(ctx, mgr, &sourcev1.Bucket{},
-		func() client.ObjectList { return &sourcev1.BucketList{} }, opts, r)
-}
-
 // artifactRevisionChanged lets through a source's updates that change its artifact revision.
 func artifactRevisionChanged() predicate.Predicate {
 	revision := func(o client.Object) string {
