@@ -2,12 +2,17 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -22,6 +27,12 @@ type HelmRepositoryReconciler struct {
 	SourceReconciler
 	// MaxIndexSize is --helm-index-max-size.
 	MaxIndexSize int64
+}
+
+// SetupWithManager registers the HelmRepository controller.
+func (r *HelmRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	return setupSource(ctx, mgr, &sourcev1.HelmRepository{},
+		func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, opts, r)
 }
 
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmrepositories,verbs=get;list;watch;update;patch
@@ -46,6 +57,54 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		}
 		return k
 	})
+}
+
+// reconcileIndex downloads index.yaml when it changed (package fetch), and stores its compact
+// form as the artifact. The previous artifact stays on any failure. The download is in
+// helmrepository_fetch.go.
+func (r *HelmRepositoryReconciler) reconcileIndex(ctx context.Context, obj *sourcev1.HelmRepository) error {
+	ix, remove, err := r.fetchIndex(ctx, obj)
+	defer remove()
+	switch {
+	case err != nil:
+		return err
+	case ix.NotModified:
+		return r.upToDate(ctx, obj)
+	}
+	prev := obj.Status.Artifact
+	validators := map[string]string{metaETag: ix.Validators.ETag, metaLastModified: ix.Validators.LastModified}
+	if prev != nil && prev.Revision == ix.Digest {
+		prev.Metadata = validators
+		return r.upToDate(ctx, obj)
+	}
+	msg := fmt.Sprintf("new index revision '%s'", ix.Digest)
+	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "%s", msg)
+
+	compact, stats, err := ix.Compact()
+	if err != nil {
+		return r.fetchFailed(obj, sourcev1.IndexationFailedReason, err)
+	}
+	defer compact.Close()
+	conditions.Delete(obj, sourcev1.FetchFailedCondition)
+	art := r.Storage.NewArtifactFor(sourcev1.HelmRepositoryKind, obj, ix.Digest, "index-"+strings.TrimPrefix(ix.Digest, "sha256:")[:16]+".idx")
+	art.Metadata = validators
+	if err := r.Storage.Copy(&art, compact); err != nil {
+		return r.storageFailed(obj, sourcev1.ArchiveOperationFailedReason, fmt.Errorf("storing the index: %w", err))
+	}
+	link, err := r.storeArtifact(obj, art, indexLink, sourcev1.NewArtifactReason,
+		fmt.Sprintf("stored fetched index of %d charts and %d versions", stats.Charts, stats.Versions))
+	if err != nil {
+		return err
+	}
+	obj.Status.URL = link
+	return nil
+}
+
+func (r *HelmRepositoryReconciler) upToDate(ctx context.Context, obj *sourcev1.HelmRepository) error {
+	conditions.Delete(obj, sourcev1.FetchFailedCondition)
+	conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
+	log.FromContext(ctx).Info(fmt.Sprintf("artifact up-to-date with remote revision: '%s'", obj.Status.Artifact.Revision))
+	return nil
 }
 
 // reconcileOCIType is the whole reconcile of a HelmRepository of type oci: there is no index to

@@ -13,8 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
-
-	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 )
 
 // setupSource registers the controller of a source kind: reconciled on spec changes and
@@ -48,12 +46,6 @@ func artifactChanged() predicate.Predicate {
 		CreateFunc: func(event.CreateEvent) bool { return false },
 		DeleteFunc: func(event.DeleteEvent) bool { return true },
 	}
-}
-
-// SetupWithManager registers the HelmRepository controller.
-func (r *HelmRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	return setupSource(ctx, mgr, &sourcev1.HelmRepository{},
-		func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, opts, r)
 }
 
 // artifactRevisionChanged lets through a source's updates that change its artifact revision.
