@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -14,39 +16,7 @@ import (
 func TestResourceSetExampleTenantRBAC(t *testing.T) {
 	g := NewWithT(t)
 	ns := tenantNamespace(t)
-	key := createResourceSet(t, ns, `
-metadata:
-  name: tenants
-spec:
-  inputs:
-    - tenant: NAMESPACE-team1
-      role: admin
-    - tenant: NAMESPACE-team2
-      role: cluster-admin
-  resources:
-    - apiVersion: v1
-      kind: Namespace
-      metadata:
-        name: << inputs.tenant >>
-    - apiVersion: v1
-      kind: ServiceAccount
-      metadata:
-        name: flux
-        namespace: << inputs.tenant >>
-    - apiVersion: rbac.authorization.k8s.io/v1
-      kind: RoleBinding
-      metadata:
-        name: flux
-        namespace: << inputs.tenant >>
-      subjects:
-        - kind: ServiceAccount
-          name: flux
-          namespace: << inputs.tenant >>
-      roleRef:
-        kind: ClusterRole
-        name: << inputs.role >>
-        apiGroup: rbac.authorization.k8s.io
-`)
+	key := createResourceSet(t, ns, exampleManifest(t, "example-tenant-rbac"))
 	readyIn(t, key)
 	for tenant, role := range map[string]string{ns + "-team1": "admin", ns + "-team2": "cluster-admin"} {
 		g.Expect(getObject(g, "v1", "Namespace", "", tenant)).NotTo(BeNil())
@@ -65,40 +35,7 @@ spec:
 func TestResourceSetSharedSource(t *testing.T) {
 	g := NewWithT(t)
 	ns := tenantNamespace(t)
-	key := createResourceSet(t, ns, `
-metadata:
-  name: shared
-spec:
-  inputs:
-    - tenant: "team1"
-      replicas: "2"
-    - tenant: "team2"
-      replicas: "3"
-  resources:
-    - apiVersion: source.toolkit.fluxcd.io/v1beta2
-      kind: OCIRepository
-      metadata:
-        name: podinfo
-        namespace: NAMESPACE
-      spec:
-        interval: 10m
-        url: oci://ghcr.io/stefanprodan/charts/podinfo
-        ref:
-          semver: '*'
-    - apiVersion: helm.toolkit.fluxcd.io/v2
-      kind: HelmRelease
-      metadata:
-        name: podinfo-<< inputs.tenant >>
-        namespace: NAMESPACE
-      spec:
-        interval: 1h
-        releaseName: podinfo-<< inputs.tenant >>
-        chartRef:
-          kind: OCIRepository
-          name: podinfo
-        values:
-          replicaCount: << inputs.replicas | int >>
-`)
+	key := createResourceSet(t, ns, exampleManifest(t, "example-shared-source"))
 	readyIn(t, key)
 	g.Expect(inventoryIDs(g, key)).To(ConsistOf(
 		ns+"_podinfo_source.toolkit.fluxcd.io_OCIRepository@v1beta2",
@@ -113,27 +50,7 @@ spec:
 func TestResourceSetExampleConditionalExclusion(t *testing.T) {
 	g := NewWithT(t)
 	ns := tenantNamespace(t)
-	key := createResourceSet(t, ns, `
-metadata:
-  name: exclusion
-spec:
-  inputs:
-    - tenant: "team1"
-    - tenant: "team2"
-  resources:
-    - apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: << inputs.tenant >>
-        namespace: NAMESPACE
-    - apiVersion: v1
-      kind: ServiceAccount
-      metadata:
-        name: flux-<< inputs.tenant >>
-        namespace: NAMESPACE
-        annotations:
-          fluxcd.controlplane.io/reconcile: << if eq inputs.tenant "team1" >>enabled<< else >>disabled<< end >>
-`)
+	key := createResourceSet(t, ns, exampleManifest(t, "example-conditional-exclusion"))
 	readyIn(t, key)
 	g.Expect(getObject(g, "v1", "ServiceAccount", ns, "flux-team1")).NotTo(BeNil())
 	g.Expect(getObject(g, "v1", "ServiceAccount", ns, "flux-team2")).To(BeNil())
@@ -146,62 +63,7 @@ spec:
 func TestResourceSetExampleResourcesTemplate(t *testing.T) {
 	g := NewWithT(t)
 	ns := tenantNamespace(t)
-	key := createResourceSet(t, ns, `
-metadata:
-  name: bundles
-spec:
-  inputs:
-    - bundle: addons
-      decryption: false
-      components:
-        - ingress-nginx
-        - cert-manager
-    - bundle: apps
-      decryption: true
-      components:
-        - frontend
-        - backend
-  resources:
-    - apiVersion: source.toolkit.fluxcd.io/v1beta2
-      kind: OCIRepository
-      metadata:
-        name: apps
-        namespace: NAMESPACE
-      spec:
-        interval: 5m
-        url: oci://registry.example.com/from-resources
-  resourcesTemplate: |
-    ---
-    apiVersion: source.toolkit.fluxcd.io/v1beta2
-    kind: OCIRepository
-    metadata:
-      name: << inputs.bundle >>
-      namespace: NAMESPACE
-    spec:
-      interval: 10m
-      url: oci://registry.example.com/<< inputs.bundle >>
-    <<- range $component := inputs.components >>
-    ---
-    apiVersion: kustomize.toolkit.fluxcd.io/v1
-    kind: Kustomization
-    metadata:
-      name: << $component >>
-      namespace: NAMESPACE
-    spec:
-      interval: 1h
-      prune: true
-      <<- if inputs.decryption >>
-      decryption:
-        provider: sops
-        secretRef:
-          name: << inputs.bundle >>-sops
-      <<- end >>
-      sourceRef:
-        kind: OCIRepository
-        name: << inputs.bundle >>
-      path: ./<< $component >>
-    <<- end >>
-`)
+	key := createResourceSet(t, ns, exampleManifest(t, "example-resources-template"))
 	readyIn(t, key)
 	g.Expect(inventoryIDs(g, key)).To(HaveLen(6))
 	for _, c := range []string{"ingress-nginx", "cert-manager", "frontend", "backend"} {
@@ -214,4 +76,15 @@ spec:
 	g.Expect(apps.Object["spec"]).To(HaveKeyWithValue("url", "oci://registry.example.com/from-resources"), "spec.resources wins")
 	addons := getObject(g, "source.toolkit.fluxcd.io/v1beta2", "OCIRepository", ns, "addons")
 	g.Expect(addons.Object["spec"]).To(HaveKeyWithValue("url", "oci://registry.example.com/addons"))
+}
+
+// exampleManifest is a ResourceSet example of docs/resourceset.md kept in testdata/<name>.yaml:
+// its metadata and spec, with NAMESPACE for the test's namespace.
+func exampleManifest(t testing.TB, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
