@@ -2,6 +2,9 @@ package controller
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -29,28 +32,6 @@ func containerImage(d *appsv1.Deployment, container string) string {
 	return ""
 }
 
-const exampleDeployment = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: podinfo
-  namespace: __NS__
-spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: podinfo
-  template:
-    metadata:
-      labels:
-        app: podinfo
-    spec:
-      containers:
-        - name: app
-          image: ghcr.io/stefanprodan/podinfo:6.0.0
-        - name: sidecar
-          image: busybox:1.36
-`
-
 const exampleImageUpdate = `
 metadata:
   name: podinfo-6-1
@@ -63,94 +44,11 @@ spec:
     image: ghcr.io/stefanprodan/podinfo:6.1.0
 `
 
-// kubeyaml stands in for kubeyaml (the updater tool of docs/fluxyaml.md, not in the controller image): enough
-// of `kubeyaml image` and `kubeyaml annotate` for the patch file of this fixture, reading YAML
-// documents on stdin and writing them to stdout with the change made to the named workload's
-// document. `annotate KEY=` (an unset FLUX_POLICY_VALUE) removes the annotation.
-const kubeyaml = `#!/bin/sh
-op=$1; shift
-while [ $# -gt 0 ]; do
-  case $1 in
-    --namespace) ns=$2; shift 2 ;;
-    --kind) kind=$2; shift 2 ;;
-    --name) name=$2; shift 2 ;;
-    --container) container=$2; shift 2 ;;
-    --image) image=$2; shift 2 ;;
-    *) kv=$1; shift ;;
-  esac
-done
-exec awk -v op="$op" -v ns="$ns" -v kind="$kind" -v name="$name" -v container="$container" -v image="$image" -v kv="$kv" '
-function flush(   i, k, nm, nsv, meta, ann, found, c, eq, key, val, skip) {
-  for (i = 1; i <= n; i++) {
-    if (doc[i] ~ /^kind: /) k = substr(doc[i], 7)
-    else if (doc[i] ~ /^  name: / && nm == "") nm = substr(doc[i], 9)
-    else if (doc[i] ~ /^  namespace: /) nsv = substr(doc[i], 14)
-    else if (doc[i] ~ /^metadata:/) meta = i
-    else if (doc[i] ~ /^  annotations:/) ann = i
-  }
-  if (n > 0 && tolower(k) == tolower(kind) && nm == name && nsv == ns) {
-    if (op == "image") {
-      for (i = 1; i <= n; i++) {
-        if (doc[i] ~ ("^ *- name: " container "$")) c = 1
-        else if (c && doc[i] ~ /^ *image: /) { sub(/image: .*/, "image: " image, doc[i]); c = 0 }
-      }
-    } else if (op == "annotate") {
-      eq = index(kv, "="); key = substr(kv, 1, eq - 1); val = substr(kv, eq + 1)
-      for (i = 1; i <= n; i++) if (index(doc[i], "    " key ": ") == 1) found = i
-      if (found && val == "") skip = found
-      else if (found) doc[found] = "    " key ": \"" val "\""
-      else if (val != "" && ann) add[ann] = "    " key ": \"" val "\""
-      else if (val != "") add[meta] = "  annotations:\n    " key ": \"" val "\""
-    }
-  }
-  for (i = 1; i <= n; i++) { if (i != skip) print doc[i]; if (i in add) print add[i] }
-  n = 0; split("", add)
-}
-/^---/ { flush(); print; next }
-{ doc[++n] = $0 }
-END { flush() }'
-`
-
 // The kustomize commandUpdated example of docs/fluxyaml.md: `kustomize build .` generates, the containerImage
 // and policy updaters edit flux-patch.yaml (a kustomize patch) with kubeyaml.
 func TestManifestUpdateExampleKustomizeCommandUpdated(t *testing.T) {
 	g := NewWithT(t)
-	f := newUpdateFixture(t, map[string]string{
-		"apps/.flux.yaml": `version: 1
-commandUpdated:
-  generators:
-    - command: kustomize build .
-  updaters:
-    # use kubeyaml on flux-patch.yaml
-    - containerImage:
-        command: >-
-          cat flux-patch.yaml |
-          sh ./kubeyaml image --namespace $FLUX_WL_NS --kind $FLUX_WL_KIND --name $FLUX_WL_NAME --container $FLUX_CONTAINER --image "$FLUX_IMG:$FLUX_TAG"
-          > new-flux-patch.yaml &&
-          mv new-flux-patch.yaml flux-patch.yaml
-      policy:
-        command: >-
-          cat flux-patch.yaml |
-          sh ./kubeyaml annotate --namespace $FLUX_WL_NS --kind $FLUX_WL_KIND --name $FLUX_WL_NAME "fluxcd.io/$FLUX_POLICY=$FLUX_POLICY_VALUE"
-          > new-flux-patch.yaml &&
-          mv new-flux-patch.yaml flux-patch.yaml
-`,
-		"apps/kubeyaml":           kubeyaml,
-		"apps/kustomization.yaml": "resources:\n  - podinfo.yaml\npatches:\n  - path: flux-patch.yaml\n",
-		"apps/podinfo.yaml":       exampleDeployment,
-		"apps/flux-patch.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: podinfo
-  namespace: __NS__
-spec:
-  template:
-    spec:
-      containers:
-        - name: app
-          image: ghcr.io/stefanprodan/podinfo:6.0.1
-`,
-	})
+	f := newUpdateFixture(t, exampleRepository(t, "example-kustomize-command-updated"))
 	f.publishHead(t)
 	gen := client.ObjectKey{Namespace: f.ns, Name: "apps"}
 	g.Eventually(readyCondition(gen), timeout).Should(HavePrefix("True|"))
@@ -189,38 +87,7 @@ spec:
 // generates, the change is kept in flux-patch.yaml, created by the first update.
 func TestManifestUpdateExampleHelmPatchUpdated(t *testing.T) {
 	g := NewWithT(t)
-	f := newUpdateFixture(t, map[string]string{
-		"charts/mychart/Chart.yaml":  "apiVersion: v2\nname: mychart\nversion: 0.1.0\n",
-		"charts/mychart/values.yaml": "namespace: default\nreplicas: 1\nimage: ghcr.io/stefanprodan/podinfo:6.0.0\n",
-		"charts/mychart/templates/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: podinfo
-  namespace: {{ .Values.namespace }}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels:
-      app: podinfo
-  template:
-    metadata:
-      labels:
-        app: podinfo
-    spec:
-      containers:
-        - name: app
-          image: {{ .Values.image }}
-        - name: sidecar
-          image: busybox:1.36
-`,
-		"apps/.flux.yaml": `version: 1
-patchUpdated:
-  generators:
-    - command: helm template ../charts/mychart -f overrides.yaml
-  patchFile: flux-patch.yaml
-`,
-		"apps/overrides.yaml": "namespace: __NS__\nreplicas: 2\n",
-	})
+	f := newUpdateFixture(t, exampleRepository(t, "example-helm-patch-updated"))
 	f.publishHead(t)
 	gen := client.ObjectKey{Namespace: f.ns, Name: "apps"}
 	g.Eventually(readyCondition(gen), timeout).Should(HavePrefix("True|"))
@@ -239,4 +106,33 @@ patchUpdated:
 	d = deployment(g, f.ns, "podinfo")
 	g.Expect(*d.Spec.Replicas).To(Equal(int32(2)))
 	g.Expect(containerImage(d, "sidecar")).To(Equal("busybox:1.36"))
+}
+
+// exampleRepository is the content of the Git repository of an example, kept as a tree under
+// testdata/<name>: the files by slash-separated path, with __NS__ for the test's namespace.
+// apps/kubeyaml of the kustomize example stands in for kubeyaml (the updater tool of
+// docs/fluxyaml.md, not in the controller image): enough of `kubeyaml image` and `kubeyaml
+// annotate` for its patch file, reading YAML documents on stdin and writing them to stdout with
+// the change made to the named workload's document; `annotate KEY=` (an unset
+// FLUX_POLICY_VALUE) removes the annotation.
+func exampleRepository(t *testing.T, name string) map[string]string {
+	t.Helper()
+	root := filepath.Join("testdata", name)
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
