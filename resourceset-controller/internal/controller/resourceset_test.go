@@ -18,51 +18,7 @@ import (
 func TestResourceSetExamplePodinfoTenants(t *testing.T) {
 	g := NewWithT(t)
 	ns := tenantNamespace(t)
-	key := createResourceSet(t, ns, `
-metadata:
-  name: podinfo
-  annotations:
-    fluxcd.controlplane.io/reconcile: "enabled"
-    fluxcd.controlplane.io/reconcileEvery: "30m"
-    fluxcd.controlplane.io/reconcileTimeout: "5m"
-spec:
-  commonMetadata:
-    labels:
-      app.kubernetes.io/name: podinfo
-  inputs:
-    - tenant: "team1"
-      app:
-        version: "6.7.x"
-        replicas: 2
-    - tenant: "team2"
-      app:
-        version: "6.6.x"
-        replicas: 3
-  resources:
-    - apiVersion: source.toolkit.fluxcd.io/v1beta2
-      kind: OCIRepository
-      metadata:
-        name: podinfo-<< inputs.tenant >>
-        namespace: NAMESPACE
-      spec:
-        interval: 10m
-        url: oci://ghcr.io/stefanprodan/charts/podinfo
-        ref:
-          semver: << inputs.app.version | quote >>
-    - apiVersion: helm.toolkit.fluxcd.io/v2
-      kind: HelmRelease
-      metadata:
-        name: podinfo-<< inputs.tenant >>
-        namespace: NAMESPACE
-      spec:
-        interval: 1h
-        releaseName: podinfo-<< inputs.tenant >>
-        chartRef:
-          kind: OCIRepository
-          name: podinfo-<< inputs.tenant >>
-        values:
-          replicaCount: << inputs.app.replicas | int >>
-`)
+	key := createResourceSet(t, ns, exampleManifest(t, "example-podinfo-tenants"))
 	readyIn(t, key)
 	for tenant, replicas := range map[string]int64{"team1": 2, "team2": 3} {
 		hr := getObject(g, "helm.toolkit.fluxcd.io/v2", "HelmRelease", ns, "podinfo-"+tenant)
