@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -23,23 +25,12 @@ func TestHelmChartExampleInV1beta2(t *testing.T) {
 	server.AddChart(t, testserver.ChartSpec{Name: "podinfo", Version: "5.2.1"})
 	createHelmRepo(t, ns, "podinfo", sourcev1.HelmRepositorySpec{URL: server.URL()})
 
-	example := `
-apiVersion: source.toolkit.fluxcd.io/v1beta2
-kind: HelmChart
-metadata:
-  name: podinfo
-  namespace: ` + ns + `
-spec:
-  interval: 5m0s
-  chart: podinfo
-  reconcileStrategy: ChartVersion
-  sourceRef:
-    kind: HelmRepository
-    name: podinfo
-  version: '5.*'
-`
+	// testdata/helmchart-v1beta2.yaml is the example without a namespace, as applied with -n.
+	example, err := os.ReadFile(filepath.Join("testdata", "helmchart-v1beta2.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
 	obj := &unstructured.Unstructured{}
-	g.Expect(yaml.Unmarshal([]byte(example), &obj.Object)).To(Succeed())
+	g.Expect(yaml.Unmarshal(example, &obj.Object)).To(Succeed())
+	obj.SetNamespace(ns)
 	g.Expect(k8s.Create(context.Background(), obj)).To(Succeed())
 
 	g.Eventually(func(g Gomega) string {
