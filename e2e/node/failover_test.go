@@ -84,8 +84,10 @@ spec:
 		gap := consumer.between(deleted, served)
 		t.Logf("%s took the Lease %v after the leader's pod was deleted; the consumer downloaded the artifact again %v after (%d failed downloads between: %s)",
 			took, tookOver.Round(time.Millisecond), served.Sub(deleted).Round(time.Millisecond), failures(gap), summarize(gap))
+		// A deleted pod stops gracefully and releases the Lease: the next leader does not wait
+		// for it to expire (--leader-election-lease-duration, 35 s).
 		if tookOver > 20*time.Second {
-			t.Errorf("the standby took over %v after the delete, more than the Lease's 15 s", tookOver)
+			t.Errorf("the Lease was taken %v after the delete: the deleted leader did not release it", tookOver)
 		}
 	})
 }
