@@ -179,6 +179,19 @@ func fluxYAML(command string) string {
 // tenantObjects: a namespace, its account that may only write ConfigMaps there, and its
 // GitRepository.
 func tenantObjects(ns, url, branch string) string {
+	return accountObjects(ns) + fmt.Sprintf(`---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: app, namespace: %[1]s}
+spec:
+  interval: 1h
+  url: %[2]s
+  ref: {branch: %[3]s}
+`, ns, url, branch)
+}
+
+// accountObjects: a namespace and its account "applier", which may only write ConfigMaps there.
+func accountObjects(ns string) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata: {name: %[1]s}
@@ -200,15 +213,7 @@ kind: RoleBinding
 metadata: {name: applier-configmaps, namespace: %[1]s}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: configmaps}
 subjects: [{kind: ServiceAccount, name: applier, namespace: %[1]s}]
----
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: GitRepository
-metadata: {name: app, namespace: %[1]s}
-spec:
-  interval: 1h
-  url: %[2]s
-  ref: {branch: %[3]s}
-`, ns, url, branch)
+`, ns)
 }
 
 func generationObject(ns string, env map[string]string) string {

@@ -26,28 +26,7 @@ func bulkObjects(ns string, n int) string {
 	for i := range n {
 		fmt.Fprintf(&inputs, "    - {id: %q}\n", fmt.Sprintf("%04d", i))
 	}
-	return fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata: {name: %[1]s}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: applier, namespace: %[1]s}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: configmaps, namespace: %[1]s}
-rules:
-  - apiGroups: [""]
-    resources: [configmaps]
-    verbs: [get, list, watch, create, update, patch, delete]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: applier-configmaps, namespace: %[1]s}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: configmaps}
-subjects: [{kind: ServiceAccount, name: applier, namespace: %[1]s}]
----
+	return accountObjects(ns) + fmt.Sprintf(`---
 apiVersion: fluxcd.controlplane.io/v1
 kind: ResourceSet
 metadata: {name: bulk, namespace: %[1]s}
