@@ -64,7 +64,7 @@ kv foreign "$(code "$FOREIGN")"
 kv end "$(date +%s)"
 `
 
-// TestTrustBoundary: deploy/default's runner runs tenants' .flux.yaml generators as users run
+// trustBoundary: deploy/default's runner runs tenants' .flux.yaml generators as users run
 // them (ManifestGenerations of two namespaces, each applying as an account of its own that may
 // only write ConfigMaps there), and the generators print what they observe of the trust boundary
 // (deploy/README.md) as a ConfigMap: no ServiceAccount token, a user neither root nor the
@@ -72,50 +72,48 @@ kv end "$(date +%s)"
 // trees nor list /work; the runner's socket cannot be moved nor its directory written; another
 // namespace's artifact is not found, unsigned or with the tenant's own signature, while its own
 // signed URL is served.
-func TestTrustBoundary(t *testing.T) {
+func trustBoundary(ctx context.Context, t *testing.T, cluster *Cluster) {
 	began := time.Now()
 	srv := testserver.NewGitServer(t, testserver.Options{})
 	holderRepo, proberRepo := srv.NewRepo(t, "holder"), srv.NewRepo(t, "prober")
 	for repo, command := range map[*testserver.Repo]string{holderRepo: boundaryHolder, proberRepo: boundaryProber} {
 		repo.Commit(t, "generator", map[string]string{".flux.yaml": fluxYAML(command)})
 	}
-	withDeployDefault(t, func(ctx context.Context, cluster *Cluster) {
-		gitURL := relayGitServer(t, cluster, srv)
-		tenants := map[string]*testserver.Repo{"boundary-a": holderRepo, "boundary-b": proberRepo}
-		for ns, repo := range tenants {
-			applyObjects(ctx, t, cluster, tenantObjects(ns, gitURL(repo), repo.CurrentBranch(t)))
-		}
-		artifact := map[string][2]string{} // namespace: URL, path
-		for ns := range tenants {
-			waitReady(ctx, t, cluster, ns, "gitrepository/app")
-			u := kubectl(ctx, t, cluster, "-n", ns, "get", "gitrepository/app", "-o", "jsonpath={.status.artifact.url}")
-			p := kubectl(ctx, t, cluster, "-n", ns, "get", "gitrepository/app", "-o", "jsonpath={.status.artifact.path}")
-			artifact[ns] = [2]string{u, p}
-		}
-		own := artifact["boundary-b"]
-		base := strings.TrimSuffix(own[0], own[1])                               // http://<server>/<signature>/
-		server := base[:strings.LastIndex(strings.TrimSuffix(base, "/"), "/")+1] // http://<server>/
-		foreignPath := artifact["boundary-a"][1]
+	gitURL := relayGitServer(t, cluster, srv)
+	tenants := map[string]*testserver.Repo{"boundary-a": holderRepo, "boundary-b": proberRepo}
+	for ns, repo := range tenants {
+		applyObjects(ctx, t, cluster, tenantObjects(ns, gitURL(repo), repo.CurrentBranch(t)))
+	}
+	artifact := map[string][2]string{} // namespace: URL, path
+	for ns := range tenants {
+		waitReady(ctx, t, cluster, ns, "gitrepository/app")
+		u := kubectl(ctx, t, cluster, "-n", ns, "get", "gitrepository/app", "-o", "jsonpath={.status.artifact.url}")
+		p := kubectl(ctx, t, cluster, "-n", ns, "get", "gitrepository/app", "-o", "jsonpath={.status.artifact.path}")
+		artifact[ns] = [2]string{u, p}
+	}
+	own := artifact["boundary-b"]
+	base := strings.TrimSuffix(own[0], own[1])                               // http://<server>/<signature>/
+	server := base[:strings.LastIndex(strings.TrimSuffix(base, "/"), "/")+1] // http://<server>/
+	foreignPath := artifact["boundary-a"][1]
 
-		// Both ManifestGenerations at once: the manifest-generator reconciles 4 at a time.
-		applyObjects(ctx, t, cluster, generationObject("boundary-a", nil)+"---\n"+generationObject("boundary-b", map[string]string{
-			"OWN": own[0], "UNSIGNED": server + foreignPath, "FOREIGN": base + foreignPath,
-		}))
-		observed := map[string]map[string]string{}
-		for ns := range tenants {
-			waitReady(ctx, t, cluster, ns, "manifestgeneration/app")
-			cm, err := cluster.Node.Client.CoreV1().ConfigMaps(ns).Get(ctx, "observed", metav1.GetOptions{})
-			if err != nil {
-				t.Fatalf("the ConfigMap of %s: %v", ns, err)
-			}
-			observed[ns] = cm.Data
-			for _, k := range sortedKeys(cm.Data) {
-				t.Logf("%s %s: %s", ns, k, cm.Data[k])
-			}
+	// Both ManifestGenerations at once: the manifest-generator reconciles 4 at a time.
+	applyObjects(ctx, t, cluster, generationObject("boundary-a", nil)+"---\n"+generationObject("boundary-b", map[string]string{
+		"OWN": own[0], "UNSIGNED": server + foreignPath, "FOREIGN": base + foreignPath,
+	}))
+	observed := map[string]map[string]string{}
+	for ns := range tenants {
+		waitReady(ctx, t, cluster, ns, "manifestgeneration/app")
+		cm, err := cluster.Node.Client.CoreV1().ConfigMaps(ns).Get(ctx, "observed", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the ConfigMap of %s: %v", ns, err)
 		}
-		checkBoundary(t, observed["boundary-a"], observed["boundary-b"])
-		t.Logf("the generators ran, observed and were checked %v after the test began", time.Since(began).Round(time.Second))
-	})
+		observed[ns] = cm.Data
+		for _, k := range sortedKeys(cm.Data) {
+			t.Logf("%s %s: %s", ns, k, cm.Data[k])
+		}
+	}
+	checkBoundary(t, observed["boundary-a"], observed["boundary-b"])
+	t.Logf("the generators ran, observed and were checked %v after the test began", time.Since(began).Round(time.Second))
 }
 
 // checkBoundary checks what the holder (a) and the prober (b) observed.

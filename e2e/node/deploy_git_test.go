@@ -14,12 +14,12 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
 
-// TestDeployDefaultFromGit: deploy/default's pods bring a Git repository into the cluster. The
+// deployedFromGit: deploy/default's pods bring a Git repository into the cluster. The
 // source-controller fetches a GitRepository from a Git server of shared/testserver (on the
 // host's loopback, relayed on the pods' bridge address as the API server is), and the
 // manifest-generator's runner runs the repository's .flux.yaml (kustomize build) in a session of
 // its own and the manager applies the output.
-func TestDeployDefaultFromGit(t *testing.T) {
+func deployedFromGit(ctx context.Context, t *testing.T, cluster *Cluster) {
 	srv := testserver.NewGitServer(t, testserver.Options{})
 	repo := srv.NewRepo(t, "app")
 	repo.Commit(t, "app", map[string]string{
@@ -27,9 +27,8 @@ func TestDeployDefaultFromGit(t *testing.T) {
 		"app/kustomization.yaml": "namespace: sluice-system\nresources: [configmap.yaml]\n",
 		"app/configmap.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-git\ndata:\n  greeting: hello\n",
 	})
-	withDeployDefault(t, func(ctx context.Context, cluster *Cluster) {
-		gitURL := relayGitServer(t, cluster, srv)
-		applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+	gitURL := relayGitServer(t, cluster, srv)
+	applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata: {name: app, namespace: sluice-system}
 spec:
@@ -45,17 +44,16 @@ spec:
   path: ./app
   interval: 1m
 `, gitURL(repo), repo.CurrentBranch(t)))
-		for _, object := range []string{"gitrepository/app", "manifestgeneration/app"} {
-			waitReady(ctx, t, cluster, "sluice-system", object)
-		}
-		cm, err := cluster.Node.Client.CoreV1().ConfigMaps("sluice-system").Get(ctx, "from-git", metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("the generated ConfigMap: %v", err)
-		}
-		if cm.Data["greeting"] != "hello" {
-			t.Errorf("the generated ConfigMap holds %v", cm.Data)
-		}
-	})
+	for _, object := range []string{"gitrepository/app", "manifestgeneration/app"} {
+		waitReady(ctx, t, cluster, "sluice-system", object)
+	}
+	cm, err := cluster.Node.Client.CoreV1().ConfigMaps("sluice-system").Get(ctx, "from-git", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the generated ConfigMap: %v", err)
+	}
+	if cm.Data["greeting"] != "hello" {
+		t.Errorf("the generated ConfigMap holds %v", cm.Data)
+	}
 }
 
 // relayGitServer makes srv (on the host's loopback) reachable from the cluster's pods on the

@@ -27,27 +27,38 @@ import (
 // and Ready, with ServiceAccount tokens and the API server reached through the kubernetes
 // Service. The namespace enforces the baseline Pod Security level and warns at restricted: the
 // pods were admitted, and kubectl's only warning is the manifest-generator's runner.
+//
+// Then the deployed system's tests run on that one cluster, each in namespaces of its own, in
+// this order: those that kill or scale the controllers come last, after the check that no
+// container restarted.
 func TestDeployDefault(t *testing.T) {
-	withDeployDefault(t, func(context.Context, *Cluster) {})
+	withDeployDefault(t, deployOptions{Flux: images.Flux}, func(ctx context.Context, cluster *Cluster) {
+		for _, test := range []struct {
+			name string
+			run  func(context.Context, *testing.T, *Cluster)
+		}{
+			{"FromGit", deployedFromGit},
+			{"TrustBoundary", trustBoundary},
+			{"FluxKustomizeController", fluxKustomizeController},
+		} {
+			t.Run(test.name, func(t *testing.T) { test.run(ctx, t, cluster) })
+		}
+		noRestarts(ctx, t, cluster, "sluice-system")
+		t.Run("ControllerKilledMidApply", func(t *testing.T) { controllerKilledMidApply(ctx, t, cluster) })
+		t.Run("SourceControllerFailover", func(t *testing.T) { sourceControllerFailover(ctx, t, cluster) })
+	})
+}
+
+// deployOptions change what withDeployDefault does.
+type deployOptions struct {
+	// Flux are images of images.Flux to build and import as well.
+	Flux []string
 }
 
 // withDeployDefault starts a cluster whose pods reach the API server (InClusterAPI) and CoreDNS,
 // applies deploy/default with the images of e2e/images, waits until every controller is Ready
 // and holds its Lease, and runs test.
-func withDeployDefault(t *testing.T, test func(ctx context.Context, cluster *Cluster)) {
-	withDeployDefaultAnd(t, deployOptions{}, test)
-}
-
-// deployOptions change what withDeployDefaultAnd does.
-type deployOptions struct {
-	// Flux are images of images.Flux to build and import as well.
-	Flux []string
-	// Restarts allows the controllers' containers to restart: the test kills them.
-	Restarts bool
-}
-
-// withDeployDefaultAnd is withDeployDefault with deploy's options.
-func withDeployDefaultAnd(t *testing.T, deploy deployOptions, test func(ctx context.Context, cluster *Cluster)) {
+func withDeployDefault(t *testing.T, deploy deployOptions, test func(ctx context.Context, cluster *Cluster)) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +77,7 @@ func withDeployDefaultAnd(t *testing.T, deploy deployOptions, test func(ctx cont
 	rendered := renderDeployDefault(t, root, bin)
 
 	opts := ClusterOptions{Options: Options{BinDir: bin, Images: archives, DNS: true}, InClusterAPI: true}
-	runCluster(t, opts, 10*time.Minute, func(ctx context.Context, cluster *Cluster) {
+	runCluster(t, opts, 20*time.Minute, func(ctx context.Context, cluster *Cluster) {
 		start := time.Now()
 		out := kubectl(ctx, t, cluster, "apply", "--server-side", "--field-manager=sluice-e2e", "-f", rendered)
 		warnings := podSecurityWarnings(out)
@@ -79,9 +90,6 @@ func withDeployDefaultAnd(t *testing.T, deploy deployOptions, test func(ctx cont
 		// leader election Lease.
 		waitLeases(ctx, t, cluster, "sluice-system", len(images.Controllers))
 		test(ctx, cluster)
-		if !deploy.Restarts {
-			noRestarts(ctx, t, cluster, "sluice-system")
-		}
 	})
 }
 

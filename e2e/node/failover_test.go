@@ -21,7 +21,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
 
-// TestSourceControllerFailover: the source-controller with two replicas and leader election, as
+// sourceControllerFailover: the source-controller with two replicas and leader election, as
 // a user scales deploy/default. Only the leader is behind the Service (its pod carries the label
 // the Service selects), so a consumer never reaches the standby, whose emptyDir holds no
 // artifact. The leader pod is deleted: the standby (or the pod that replaces the deleted one)
@@ -29,67 +29,65 @@ import (
 // GitRepository again into its own storage with its own URL-signing key and publishes the new
 // URL; a consumer that reads status.artifact.url and downloads it, as Flux's controllers do,
 // gets the artifact again.
-func TestSourceControllerFailover(t *testing.T) {
+func sourceControllerFailover(ctx context.Context, t *testing.T, cluster *Cluster) {
 	srv := testserver.NewGitServer(t, testserver.Options{})
 	repo := srv.NewRepo(t, "app")
 	repo.Commit(t, "app", map[string]string{"app/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\n"})
-	withDeployDefault(t, func(ctx context.Context, cluster *Cluster) {
-		gitURL := relayGitServer(t, cluster, srv)
-		applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+	gitURL := relayGitServer(t, cluster, srv)
+	applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
-metadata: {name: app, namespace: sluice-system}
+metadata: {name: failover, namespace: sluice-system}
 spec:
   interval: 1m
   url: %s
   ref: {branch: %s}
 `, gitURL(repo), repo.CurrentBranch(t)))
-		waitReady(ctx, t, cluster, "sluice-system", "gitrepository/app")
+	waitReady(ctx, t, cluster, "sluice-system", "gitrepository/failover")
 
-		kubectl(ctx, t, cluster, "-n", "sluice-system", "scale", "deployment/source-controller", "--replicas=2")
-		pods := waitSourceControllerPods(ctx, t, cluster, 2)
-		lease, leader := sourceControllerLease(ctx, t, cluster, pods)
-		t.Logf("two replicas Ready; %s holds the Lease %s", leader, lease)
+	kubectl(ctx, t, cluster, "-n", "sluice-system", "scale", "deployment/source-controller", "--replicas=2")
+	pods := waitSourceControllerPods(ctx, t, cluster, 2)
+	lease, leader := sourceControllerLease(ctx, t, cluster, pods)
+	t.Logf("two replicas Ready; %s holds the Lease %s", leader, lease)
 
-		consumer := startConsumer(ctx, t, cluster)
-		time.Sleep(5 * time.Second)
-		if before := consumer.results(); len(before) < 20 || failures(before) > 0 {
-			t.Fatalf("with two replicas, before the failover: %d downloads, %d failed (%s)", len(before), failures(before), summarize(before))
-		}
+	consumer := startConsumer(ctx, t, cluster)
+	time.Sleep(5 * time.Second)
+	if before := consumer.results(); len(before) < 20 || failures(before) > 0 {
+		t.Fatalf("with two replicas, before the failover: %d downloads, %d failed (%s)", len(before), failures(before), summarize(before))
+	}
 
-		deleted := time.Now()
-		kubectl(ctx, t, cluster, "-n", "sluice-system", "delete", "pod", leader, "--wait=false")
-		var holder string
-		for {
-			l, err := cluster.Node.Client.CoordinationV1().Leases("sluice-system").Get(ctx, lease, metav1.GetOptions{})
-			if err == nil && l.Spec.HolderIdentity != nil {
-				if holder = strings.Split(*l.Spec.HolderIdentity, "_")[0]; holder != leader && holder != "" {
-					break
-				}
+	deleted := time.Now()
+	kubectl(ctx, t, cluster, "-n", "sluice-system", "delete", "pod", leader, "--wait=false")
+	var holder string
+	for {
+		l, err := cluster.Node.Client.CoordinationV1().Leases("sluice-system").Get(ctx, lease, metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil {
+			if holder = strings.Split(*l.Spec.HolderIdentity, "_")[0]; holder != leader && holder != "" {
+				break
 			}
-			if ctx.Err() != nil || time.Since(deleted) > time.Minute {
-				t.Fatalf("the Lease %s is still %q a minute after its holder's pod was deleted", lease, holder)
-			}
-			time.Sleep(50 * time.Millisecond)
 		}
-		tookOver := time.Since(deleted)
-		// The standby, or the pod that replaces the deleted one if it tries first.
-		took := "the standby"
-		if holder != otherPod(pods, leader) {
-			took = "the deleted pod's replacement"
+		if ctx.Err() != nil || time.Since(deleted) > time.Minute {
+			t.Fatalf("the Lease %s is still %q a minute after its holder's pod was deleted", lease, holder)
 		}
-		// The first artifact the new leader serves: downloads before it took the Lease may have
-		// reached the old one, still terminating.
-		served := consumer.waitServed(t, deleted.Add(tookOver), 2*time.Minute)
-		consumer.stop()
-		gap := consumer.between(deleted, served)
-		t.Logf("%s took the Lease %v after the leader's pod was deleted; the consumer downloaded the artifact again %v after (%d failed downloads between: %s)",
-			took, tookOver.Round(time.Millisecond), served.Sub(deleted).Round(time.Millisecond), failures(gap), summarize(gap))
-		// A deleted pod stops gracefully and releases the Lease: the next leader does not wait
-		// for it to expire (--leader-election-lease-duration, 35 s).
-		if tookOver > 20*time.Second {
-			t.Errorf("the Lease was taken %v after the delete: the deleted leader did not release it", tookOver)
-		}
-	})
+		time.Sleep(50 * time.Millisecond)
+	}
+	tookOver := time.Since(deleted)
+	// The standby, or the pod that replaces the deleted one if it tries first.
+	took := "the standby"
+	if holder != otherPod(pods, leader) {
+		took = "the deleted pod's replacement"
+	}
+	// The first artifact the new leader serves: downloads before it took the Lease may have
+	// reached the old one, still terminating.
+	served := consumer.waitServed(t, deleted.Add(tookOver), 2*time.Minute)
+	consumer.stop()
+	gap := consumer.between(deleted, served)
+	t.Logf("%s took the Lease %v after the leader's pod was deleted; the consumer downloaded the artifact again %v after (%d failed downloads between: %s)",
+		took, tookOver.Round(time.Millisecond), served.Sub(deleted).Round(time.Millisecond), failures(gap), summarize(gap))
+	// A deleted pod stops gracefully and releases the Lease: the next leader does not wait
+	// for it to expire (--leader-election-lease-duration, 35 s).
+	if tookOver > 20*time.Second {
+		t.Errorf("the Lease was taken %v after the delete: the deleted leader did not release it", tookOver)
+	}
 }
 
 // waitSourceControllerPods waits until n source-controller pods, not terminating, are Ready,
@@ -153,7 +151,7 @@ type download struct {
 	result string    // "200", another status, or the error
 }
 
-// consumer downloads the GitRepository app's artifact every 100 ms: it reads its
+// consumer downloads the GitRepository failover's artifact every 100 ms: it reads its
 // status.artifact.url and fetches it from the host, at the Service's cluster IP.
 type consumer struct {
 	mu     sync.Mutex
@@ -187,7 +185,7 @@ func startConsumer(ctx context.Context, t *testing.T, cluster *Cluster) *consume
 func fetchArtifact(ctx context.Context, c client.Client, httpClient *http.Client, serviceIP string) string {
 	repo := &unstructured.Unstructured{}
 	repo.SetGroupVersionKind(schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "GitRepository"})
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "sluice-system", Name: "app"}, repo); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "sluice-system", Name: "failover"}, repo); err != nil {
 		return "reading the GitRepository: " + err.Error()
 	}
 	raw, _, _ := unstructured.NestedString(repo.Object, "status", "artifact", "url")

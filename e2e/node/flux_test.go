@@ -65,25 +65,24 @@ spec:
       volumes: [{name: tmp, emptyDir: {}}]
 `
 
-// TestFluxKustomizeController: Flux's kustomize-controller, running as a pod beside
+// fluxKustomizeController: Flux's kustomize-controller, running as a pod beside
 // deploy/default, reconciles a Kustomization from a Sluice GitRepository: it downloads the
 // artifact by its URL, the source-controller's Service by its DNS name, and applies what it
 // holds. A pod of a namespace that network policies do not allow to download artifacts fetches
 // the artifact too: this cluster's CNI (bridge) does not enforce NetworkPolicies
 // (deploy/README.md), so what protects artifacts here is their signed URLs.
-func TestFluxKustomizeController(t *testing.T) {
+func fluxKustomizeController(ctx context.Context, t *testing.T, cluster *Cluster) {
 	srv := testserver.NewGitServer(t, testserver.Options{})
 	repo := srv.NewRepo(t, "fleet")
 	repo.Commit(t, "app", map[string]string{
 		"app/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-flux\n  namespace: flux-system\ndata:\n  greeting: hello\n",
 	})
-	withDeployDefaultAnd(t, deployOptions{Flux: images.Flux}, func(ctx context.Context, cluster *Cluster) {
-		gitURL := relayGitServer(t, cluster, srv)
-		kubectl(ctx, t, cluster, "apply", "--server-side", "-f", filepath.Join(cluster.Node.opts.BinDir, "crds"))
-		applyObjects(ctx, t, cluster, fmt.Sprintf(kustomizeControllerObjects, images.Ref("kustomize-controller")))
-		waitDeploymentsReady(ctx, t, cluster, "flux-system", []string{"kustomize-controller"})
-		start := time.Now()
-		applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+	gitURL := relayGitServer(t, cluster, srv)
+	kubectl(ctx, t, cluster, "apply", "--server-side", "-f", filepath.Join(cluster.Node.opts.BinDir, "crds"))
+	applyObjects(ctx, t, cluster, fmt.Sprintf(kustomizeControllerObjects, images.Ref("kustomize-controller")))
+	waitDeploymentsReady(ctx, t, cluster, "flux-system", []string{"kustomize-controller"})
+	start := time.Now()
+	applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata: {name: fleet, namespace: flux-system}
 spec:
@@ -100,31 +99,30 @@ spec:
   path: ./app
   prune: true
 `, gitURL(repo), repo.CurrentBranch(t)))
-		waitReady(ctx, t, cluster, "flux-system", "gitrepository/fleet")
-		waitReady(ctx, t, cluster, "flux-system", "kustomization/app")
-		t.Logf("the Kustomization applied the GitRepository's artifact %v after both were created", time.Since(start).Round(time.Millisecond))
-		revision := kubectl(ctx, t, cluster, "-n", "flux-system", "get", "gitrepository/fleet", "-o", "jsonpath={.status.artifact.revision}")
-		if applied := kubectl(ctx, t, cluster, "-n", "flux-system", "get", "kustomization/app", "-o", "jsonpath={.status.lastAppliedRevision}"); applied != revision {
-			t.Errorf("the Kustomization applied revision %q, the GitRepository's artifact is %q", applied, revision)
-		}
-		cm, err := cluster.Node.Client.CoreV1().ConfigMaps("flux-system").Get(ctx, "from-flux", metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("the ConfigMap of the Kustomization: %v", err)
-		}
-		if cm.Data["greeting"] != "hello" {
-			t.Errorf("the ConfigMap of the Kustomization holds %v", cm.Data)
-		}
+	waitReady(ctx, t, cluster, "flux-system", "gitrepository/fleet")
+	waitReady(ctx, t, cluster, "flux-system", "kustomization/app")
+	t.Logf("the Kustomization applied the GitRepository's artifact %v after both were created", time.Since(start).Round(time.Millisecond))
+	revision := kubectl(ctx, t, cluster, "-n", "flux-system", "get", "gitrepository/fleet", "-o", "jsonpath={.status.artifact.revision}")
+	if applied := kubectl(ctx, t, cluster, "-n", "flux-system", "get", "kustomization/app", "-o", "jsonpath={.status.lastAppliedRevision}"); applied != revision {
+		t.Errorf("the Kustomization applied revision %q, the GitRepository's artifact is %q", applied, revision)
+	}
+	cm, err := cluster.Node.Client.CoreV1().ConfigMaps("flux-system").Get(ctx, "from-flux", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the ConfigMap of the Kustomization: %v", err)
+	}
+	if cm.Data["greeting"] != "hello" {
+		t.Errorf("the ConfigMap of the Kustomization holds %v", cm.Data)
+	}
 
-		// The namespace "default" is not labelled to download artifacts, and yet.
-		url := kubectl(ctx, t, cluster, "-n", "flux-system", "get", "gitrepository/fleet", "-o", "jsonpath={.status.artifact.url}")
-		if !strings.HasPrefix(url, "http://source-controller.sluice-system.svc.cluster.local./") {
-			t.Fatalf("the artifact URL %q does not name the Service", url)
-		}
-		logs := runPod(ctx, t, cluster, "outside", "wget -qO- "+url+" | tar -tzf -")
-		if !strings.Contains(logs, "configmap.yaml") {
-			t.Errorf("the pod in default did not download the artifact:\n%s", logs)
-		}
-		t.Logf("this cluster does not enforce NetworkPolicies (CNI bridge): a pod of the namespace default downloaded %s", url)
-		noRestarts(ctx, t, cluster, "flux-system")
-	})
+	// The namespace "default" is not labelled to download artifacts, and yet.
+	url := kubectl(ctx, t, cluster, "-n", "flux-system", "get", "gitrepository/fleet", "-o", "jsonpath={.status.artifact.url}")
+	if !strings.HasPrefix(url, "http://source-controller.sluice-system.svc.cluster.local./") {
+		t.Fatalf("the artifact URL %q does not name the Service", url)
+	}
+	logs := runPod(ctx, t, cluster, "outside", "wget -qO- "+url+" | tar -tzf -")
+	if !strings.Contains(logs, "configmap.yaml") {
+		t.Errorf("the pod in default did not download the artifact:\n%s", logs)
+	}
+	t.Logf("this cluster does not enforce NetworkPolicies (CNI bridge): a pod of the namespace default downloaded %s", url)
+	noRestarts(ctx, t, cluster, "flux-system")
 }

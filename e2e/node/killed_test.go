@@ -44,96 +44,94 @@ spec:
 `, ns, inputs.String())
 }
 
-// TestControllerKilledMidApply: the resourceset-controller's process is killed (SIGKILL, from
+// controllerKilledMidApply: the resourceset-controller's process is killed (SIGKILL, from
 // the node) while it applies a ResourceSet of 1,000 ConfigMaps. Its container restarts, the new
 // process takes the Lease once the dead one's expires (35 s, fluxcd/pkg's default), and the
 // ResourceSet converges: 1,000
 // ConfigMaps, each created once and never changed nor deleted after (a watch from before the
 // first apply sees every event), and an inventory of 1,000.
-func TestControllerKilledMidApply(t *testing.T) {
+func controllerKilledMidApply(ctx context.Context, t *testing.T, cluster *Cluster) {
 	const ns, n = "bulk", 1000
-	withDeployDefaultAnd(t, deployOptions{Restarts: true}, func(ctx context.Context, cluster *Cluster) {
-		client := cluster.Node.Client
-		kubectl(ctx, t, cluster, "create", "namespace", ns)
-		w, err := client.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		pid := controllerPID(t, "resourceset-controller")
-		applyObjects(ctx, t, cluster, bulkObjects(ns, n))
+	client := cluster.Node.Client
+	kubectl(ctx, t, cluster, "create", "namespace", ns)
+	w, err := client.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	pid := controllerPID(t, "resourceset-controller")
+	applyObjects(ctx, t, cluster, bulkObjects(ns, n))
 
-		events := map[string][]watch.EventType{}
-		added, killedAt := 0, 0
-		var killed time.Time
-		deadline := time.After(3 * time.Minute)
-	watching:
-		for {
-			select {
-			case e, ok := <-w.ResultChan():
-				if !ok {
-					t.Fatal("the watch of ConfigMaps ended")
-				}
-				cm, ok := e.Object.(*corev1.ConfigMap)
-				if !ok || !strings.HasPrefix(cm.Name, "item-") {
-					continue
-				}
-				events[cm.Name] = append(events[cm.Name], e.Type)
-				if e.Type == watch.Added {
-					added++
-				}
-				if added == 50 && killed.IsZero() {
-					if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-						t.Fatalf("killing the resourceset-controller (pid %d): %v", pid, err)
-					}
-					killed = time.Now()
-					waitGone(t, pid)
-					killedAt = countItems(ctx, t, cluster, ns)
-					t.Logf("killed the resourceset-controller with %d of %d ConfigMaps applied", killedAt, n)
-					if killedAt >= n {
-						t.Fatalf("the apply was over before the kill landed")
-					}
-				}
-				if added == n {
-					break watching
-				}
-			case <-deadline:
-				t.Fatalf("%d of %d ConfigMaps after 3 minutes", added, n)
+	events := map[string][]watch.EventType{}
+	added, killedAt := 0, 0
+	var killed time.Time
+	deadline := time.After(3 * time.Minute)
+watching:
+	for {
+		select {
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch of ConfigMaps ended")
 			}
-		}
-		waitReady(ctx, t, cluster, ns, "resourceset/bulk")
-		t.Logf("converged %v after the kill", time.Since(killed).Round(time.Millisecond))
-		// Events still in flight arrive within this second.
-		for drain := time.After(time.Second); ; {
-			select {
-			case e := <-w.ResultChan():
-				if cm, ok := e.Object.(*corev1.ConfigMap); ok && strings.HasPrefix(cm.Name, "item-") {
-					events[cm.Name] = append(events[cm.Name], e.Type)
-				}
+			cm, ok := e.Object.(*corev1.ConfigMap)
+			if !ok || !strings.HasPrefix(cm.Name, "item-") {
 				continue
-			case <-drain:
 			}
-			break
-		}
-		if len(events) != n {
-			t.Errorf("%d ConfigMaps seen, want %d", len(events), n)
-		}
-		for name, types := range events {
-			if len(types) != 1 || types[0] != watch.Added {
-				t.Errorf("%s: events %v, want one ADDED", name, types)
+			events[cm.Name] = append(events[cm.Name], e.Type)
+			if e.Type == watch.Added {
+				added++
 			}
+			if added == 50 && killed.IsZero() {
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+					t.Fatalf("killing the resourceset-controller (pid %d): %v", pid, err)
+				}
+				killed = time.Now()
+				waitGone(t, pid)
+				killedAt = countItems(ctx, t, cluster, ns)
+				t.Logf("killed the resourceset-controller with %d of %d ConfigMaps applied", killedAt, n)
+				if killedAt >= n {
+					t.Fatalf("the apply was over before the kill landed")
+				}
+			}
+			if added == n {
+				break watching
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d ConfigMaps after 3 minutes", added, n)
 		}
-		if got := countItems(ctx, t, cluster, ns); got != n {
-			t.Errorf("%d ConfigMaps, want %d", got, n)
+	}
+	waitReady(ctx, t, cluster, ns, "resourceset/bulk")
+	t.Logf("converged %v after the kill", time.Since(killed).Round(time.Millisecond))
+	// Events still in flight arrive within this second.
+	for drain := time.After(time.Second); ; {
+		select {
+		case e := <-w.ResultChan():
+			if cm, ok := e.Object.(*corev1.ConfigMap); ok && strings.HasPrefix(cm.Name, "item-") {
+				events[cm.Name] = append(events[cm.Name], e.Type)
+			}
+			continue
+		case <-drain:
 		}
-		inventory := kubectl(ctx, t, cluster, "-n", ns, "get", "resourceset/bulk", "-o", "jsonpath={range .status.inventory.entries[*]}{.id}{\"\\n\"}{end}")
-		if entries := strings.Count(inventory, "_ConfigMap\n"); entries != n {
-			t.Errorf("the inventory holds %d ConfigMaps, want %d", entries, n)
+		break
+	}
+	if len(events) != n {
+		t.Errorf("%d ConfigMaps seen, want %d", len(events), n)
+	}
+	for name, types := range events {
+		if len(types) != 1 || types[0] != watch.Added {
+			t.Errorf("%s: events %v, want one ADDED", name, types)
 		}
-		if pid2 := controllerPID(t, "resourceset-controller"); pid2 == pid {
-			t.Errorf("the resourceset-controller's pid is still %d", pid)
-		}
-	})
+	}
+	if got := countItems(ctx, t, cluster, ns); got != n {
+		t.Errorf("%d ConfigMaps, want %d", got, n)
+	}
+	inventory := kubectl(ctx, t, cluster, "-n", ns, "get", "resourceset/bulk", "-o", "jsonpath={range .status.inventory.entries[*]}{.id}{\"\\n\"}{end}")
+	if entries := strings.Count(inventory, "_ConfigMap\n"); entries != n {
+		t.Errorf("the inventory holds %d ConfigMaps, want %d", entries, n)
+	}
+	if pid2 := controllerPID(t, "resourceset-controller"); pid2 == pid {
+		t.Errorf("the resourceset-controller's pid is still %d", pid)
+	}
 }
 
 // controllerPID finds the process of a controller of deploy/default on this node: the one whose

@@ -81,7 +81,10 @@ func TestServiceDNS(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		start := time.Now()
-		logs := runPod(ctx, t, cluster, "client", "nslookup web.default.svc.cluster.local && wget -qO- http://web.default.svc.cluster.local/passwd")
+		// kube-proxy programs the Service's endpoint a moment after the pod is Ready: the client
+		// retries for up to 15 s, as clients of a new Service do.
+		logs := runPod(ctx, t, cluster, "client", "nslookup web.default.svc.cluster.local && "+
+			"for i in $(seq 30); do wget -qO- http://web.default.svc.cluster.local/passwd && exit 0; sleep 0.5; done; exit 1")
 		t.Logf("client pod Succeeded %v after create", time.Since(start).Round(time.Millisecond))
 		for _, want := range []string{created.Spec.ClusterIP, "nonroot:x:65532"} {
 			if !strings.Contains(logs, want) {
