@@ -15,6 +15,9 @@ HELM := $(BIN)/helm
 KUBE_APISERVER := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 KUSTOMIZE_CONTROLLER := $(BIN)/kustomize-controller
+# CRDs of Flux kinds whose controllers are not built here, generated from their API modules.
+HELMRELEASE_CRD := $(BIN)/crds/helm.toolkit.fluxcd.io_helmreleases.yaml
+IMAGEUPDATEAUTOMATION_CRD := $(BIN)/crds/image.toolkit.fluxcd.io_imageupdateautomations.yaml
 KUBECTL := $(BIN)/kubectl
 ETCD := $(BIN)/etcd
 # The real node's parts (e2e/node), built by `make node-tools`.
@@ -28,7 +31,8 @@ RUNC := $(BIN)/runc
 CNI_PLUGINS := $(addprefix $(BIN)/cni/,bridge host-local loopback portmap)
 COREDNS := $(BIN)/coredns
 NODE_TOOLS := $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY) $(CONTAINERD) $(CTR) $(CONTAINERD_SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS)
-TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM) $(KUSTOMIZE_CONTROLLER)
+TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM) $(KUSTOMIZE_CONTROLLER) \
+	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
@@ -74,6 +78,22 @@ $(KUSTOMIZE_CONTROLLER):
 	  cd $$tmp && CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod go build -o $@ \
 	  -ldflags "-X main.VERSION=$(KUSTOMIZE_CONTROLLER_VERSION)" . && \
 	  mkdir -p $(BIN)/crds && cp config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml $(BIN)/crds/
+
+# Flux's helm-controller and image-automation-controller are not built here, but their API modules
+# are served: controller-gen generates their CRDs from a writable copy of the downloaded module
+# (GOFLAGS=-mod=mod resolves the module's dependencies from its own go.mod and go.sum).
+FLUX_API_CRD = set -e; mod=$(1); ver=$(2); \
+	  dir=$$(cd /tmp && GOFLAGS=-mod=mod go mod download -json $$mod@$$ver | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	  test -n "$$dir"; tmp=$$(mktemp -d); trap 'chmod -R u+w '$$tmp'; rm -rf '$$tmp EXIT; \
+	  cp -r $$dir/. $$tmp; chmod -R u+w $$tmp; mkdir -p $(BIN)/crds; \
+	  cd $$tmp && GOWORK=off GOFLAGS=-mod=mod $(CONTROLLER_GEN) crd paths=./... output:crd:dir=$$tmp/crds && \
+	  cp $$tmp/crds/$(notdir $@) $@
+
+$(HELMRELEASE_CRD): | $(CONTROLLER_GEN)
+	$(call FLUX_API_CRD,github.com/fluxcd/helm-controller/api,$(HELM_CONTROLLER_API_VERSION))
+
+$(IMAGEUPDATEAUTOMATION_CRD): | $(CONTROLLER_GEN)
+	$(call FLUX_API_CRD,github.com/fluxcd/image-automation-controller/api,$(IMAGE_AUTOMATION_CONTROLLER_API_VERSION))
 
 ## node-tools: build the real node's parts into bin/ (only those missing): kubelet, kube-scheduler,
 ## kube-proxy, containerd, ctr, its runc shim, runc, the CNI plugins (bin/cni/) and CoreDNS. runc

@@ -14,6 +14,12 @@ HELM_KUBE_MINOR := 36
 # newest release that builds with Go 1.26 (v1.10 needs Go 1.27). Flux's helm-controller is not
 # served by the module proxy here.
 KUSTOMIZE_CONTROLLER_VERSION := v1.9.6
+# The API modules of Flux's helm-controller and image-automation-controller, from which `make tools`
+# generates their CRDs (bin/crds/) with controller-gen: the releases of the same Flux release as
+# kustomize-controller v1.9.6 (Go 1.26, fluxcd/pkg/apis/meta v1.30.2, k8s.io v0.36); helm-controller
+# api v1.7 needs Go 1.27.
+HELM_CONTROLLER_API_VERSION := v1.6.5
+IMAGE_AUTOMATION_CONTROLLER_API_VERSION := v1.2.5
 # The real node of e2e/node, built by `make node-tools`: kubelet, kube-scheduler and kube-proxy come
 # from k8s.io/kubernetes in go.mod beside this file; these are the node's other parts.
 CONTAINERD_VERSION := v2.4.2
