@@ -18,9 +18,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/controller"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxsyncs"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/receiver"
 )
 
@@ -35,6 +37,10 @@ func main() {
 	var receiverMaxDuration time.Duration
 	pflag.DurationVar(&receiverMaxDuration, "receiver-max-duration", receiver.DefaultMaxDuration,
 		"The longest a request made through the webhook receiver may last (its \"for\"); a longer one is refused with 400.")
+	var holdFluxSyncs bool
+	pflag.BoolVar(&holdFluxSyncs, "hold-flux-syncs", true,
+		"Hold Flux's Kustomizations, HelmReleases and ImageUpdateAutomations annotated with "+gatesapi.GatesAnnotation+
+			" behind their gates (needs get/list/watch/patch on them, see deploy/README.md).")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
@@ -54,6 +60,13 @@ func main() {
 	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")
 	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}}
 	bootstrap.Exit(keeperReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GateKeeper controller")
+
+	if holdFluxSyncs {
+		starter := &fluxsyncs.Starter{Manager: mgr, Options: opts.ControllerOptions(), New: func(k fluxsyncs.Kind) *fluxsyncs.Reconciler {
+			return &fluxsyncs.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clock: clock.RealClock{}, Kind: k}
+		}}
+		bootstrap.Exit(starter.SetupWithManager(mgr), "setting up the holding of Flux's syncs")
+	}
 
 	if receiverAddr != "" {
 		// Requests are written in the controller's own name, the one the admission policy expects.

@@ -126,6 +126,17 @@ func (r Result) State() string {
 // e.g. "Reconciliation is blocked as gate 'flux-system/change-freeze' is closed until
 // 2026-12-01T00:00:00Z.". It is empty when the gates are open.
 func (r Result) Message() string {
+	return r.message("Reconciliation is blocked as ", "Reconciliation is blocked as none of its gates is opened: ")
+}
+
+// ApprovalMessage is the gating RFC's message of the Approved condition, for objects whose API
+// has no Blocked condition of ours, e.g. "Reconciliation is waiting approval, gate
+// 'flux-system/sre-approval' is closed.". It is empty when the gates are open.
+func (r Result) ApprovalMessage() string {
+	return r.message("Reconciliation is waiting approval, ", "Reconciliation is waiting approval, none of its gates is opened: ")
+}
+
+func (r Result) message(prefix, oneOfPrefix string) string {
 	if r.Open {
 		return ""
 	}
@@ -133,9 +144,8 @@ func (r Result) Message() string {
 	for _, g := range r.Closed() {
 		parts = append(parts, g.describe())
 	}
-	prefix := "Reconciliation is blocked as "
 	if r.Require == gatesapi.RequireOneOf && len(r.Gates) > 1 {
-		prefix = "Reconciliation is blocked as none of its gates is opened: "
+		prefix = oneOfPrefix
 	}
 	return prefix + joinAnd(parts) + "."
 }

@@ -2,6 +2,7 @@ package gates_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +74,11 @@ func TestEvaluate(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(res.Open).To(Equal(tc.open))
 			g.Expect(res.Message()).To(Equal(tc.message))
+			// The RFC's Approved message says the same in its own words.
+			approval := strings.Replace(strings.Replace(tc.message, "Reconciliation is blocked as none of its gates is opened: ",
+				"Reconciliation is waiting approval, none of its gates is opened: ", 1),
+				"Reconciliation is blocked as ", "Reconciliation is waiting approval, ", 1)
+			g.Expect(res.ApprovalMessage()).To(Equal(approval))
 			if tc.gates != nil {
 				g.Expect(res.Gates).To(HaveLen(len(tc.gates.Refs)))
 			}
