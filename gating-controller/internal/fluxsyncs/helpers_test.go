@@ -31,7 +31,7 @@ var (
 var specs = map[string]map[string]any{
 	"Kustomization": {"interval": "10m", "prune": true, "path": "./deploy",
 		"sourceRef": map[string]any{"kind": "GitRepository", "name": "app"}},
-	"HelmRelease": {"interval": "10m", "chartRef": map[string]any{"kind": "OCIRepository", "name": "podinfo"}},
+	"HelmRelease":           {"interval": "10m", "chartRef": map[string]any{"kind": "OCIRepository", "name": "podinfo"}},
 	"ImageUpdateAutomation": {"interval": "10m", "sourceRef": map[string]any{"kind": "GitRepository", "name": "app"}},
 }
 
