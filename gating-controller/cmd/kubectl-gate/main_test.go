@@ -49,7 +49,12 @@ func run(m *testing.M) int {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = gatingv1alpha1.AddToScheme(scheme)
-	env, err = testenv.Start(testenv.Options{Scheme: scheme})
+	crds, err := fluxCRDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env, err = testenv.Start(testenv.Options{Scheme: scheme, ExtraCRDPaths: crds})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -62,6 +67,29 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// fluxCRDs are the CRDs of Flux's kinds bound by the gates annotation, which `make tools` puts in
+// bin/crds. Only these files: the directory may hold Flux's own CRDs of kinds deploy/crds
+// defines too.
+func fluxCRDs() ([]string, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, f := range []string{
+		"kustomize.toolkit.fluxcd.io_kustomizations.yaml",
+		"helm.toolkit.fluxcd.io_helmreleases.yaml",
+		"image.toolkit.fluxcd.io_imageupdateautomations.yaml",
+	} {
+		p := filepath.Join(root, "bin", "crds", f)
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("%s not found: run `make tools`", p)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
 }
 
 // result is what a user sees of one plugin run.

@@ -11,6 +11,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
@@ -40,7 +41,12 @@ func newStatusCmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printGate(cmd.OutOrStdout(), gate)
+				dyn, err := dynamic.NewForConfig(s.config)
+				if err != nil {
+					return err
+				}
+				waiting := listWaiting(cmd.Context(), dyn, "", gate.Namespace)
+				return printGate(cmd.OutOrStdout(), gate, waitingFor(gate, waiting))
 			}
 			list := &gatingv1alpha1.GateList{}
 			var opts []client.ListOption
@@ -100,9 +106,13 @@ func printGateTable(out io.Writer, items []gatingv1alpha1.Gate, withNamespace bo
 	return w.Flush()
 }
 
+// labelWidth is the width of the label column of printGate, its longest label and two spaces,
+// kept by each section after a table so that the labels stay aligned.
+const labelWidth = len("Reset to default at:") + 2
+
 // printGate is the detailed view of one gate, in the label: value layout of kubectl describe.
-func printGate(out io.Writer, gate *gatingv1alpha1.Gate) error {
-	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+func printGate(out io.Writer, gate *gatingv1alpha1.Gate, waiting gateWaiting) error {
+	w := tabwriter.NewWriter(out, labelWidth, 8, 2, ' ', 0)
 	message := "-"
 	if c := apimeta.FindStatusCondition(gate.Status.Conditions, gatesapi.OpenedCondition); c != nil && c.Message != "" {
 		message = oneLine(c.Message)
@@ -119,6 +129,13 @@ func printGate(out io.Writer, gate *gatingv1alpha1.Gate) error {
 	fmt.Fprintf(w, "Request:\t%s\n", describeRequest(gate.Status.Request))
 	fmt.Fprintf(w, "Reset to default at:\t%s\n", requestEnd(gate))
 	fmt.Fprintf(w, "Next transition at:\t%s\n", timeOrDash(gate.Status.NextTransitionAt))
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := printWaiting(out, waiting); err != nil {
+		return err
+	}
+	w = tabwriter.NewWriter(out, labelWidth, 8, 2, ' ', 0)
 	if len(gate.Status.History) == 0 {
 		fmt.Fprintf(w, "History:\t-\n")
 		return w.Flush()

@@ -94,6 +94,7 @@ Requested at:         2030-01-02T13:00:00Z
 Request:              open requested by alice: "Patching a CVE"
 Reset to default at:  2030-01-02T15:00:00Z
 Next transition at:   2030-01-02T15:00:00Z
+Waiting:              -
 History:
   TIME                   STATE    CAUSE     REQUESTED-BY   REASON
   2030-01-02T13:00:05Z   opened   request   alice          Patching a CVE

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,7 +29,7 @@ type uiState struct {
 	TimelineDays int      `json:"timelineDays"`
 	Gates        []uiGate `json:"gates"`
 	// Skipped are the kinds the page could not list (not installed, or forbidden to the user).
-	Skipped []uiSkipped `json:"skipped"`
+	Skipped []skippedKind `json:"skipped"`
 }
 
 type uiGate struct {
@@ -45,12 +44,12 @@ type uiGate struct {
 	RequestEnd       string `json:"requestEnd"`
 	NextTransitionAt string `json:"nextTransitionAt"`
 	// Pending are requests written to the gate's annotations that the controller has not handled.
-	Pending      []string       `json:"pending"`
-	Keepers      []uiKeeper     `json:"keepers"`
-	Timeline     []uiTransition `json:"timeline"`
-	TimelineNote string         `json:"timelineNote,omitempty"`
-	History      []uiHistory    `json:"history"`
-	Waiting      []uiWaiting    `json:"waiting"`
+	Pending      []string        `json:"pending"`
+	Keepers      []uiKeeper      `json:"keepers"`
+	Timeline     []uiTransition  `json:"timeline"`
+	TimelineNote string          `json:"timelineNote,omitempty"`
+	History      []uiHistory     `json:"history"`
+	Waiting      []waitingObject `json:"waiting"`
 }
 
 type uiKeeper struct {
@@ -67,16 +66,11 @@ type uiHistory struct {
 	Reason      string `json:"reason"`
 }
 
-type uiSkipped struct {
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"`
-}
-
 // state reads the gates, their keepers and the gated objects, and puts them together.
 func (d *dashboard) state(ctx context.Context) (*uiState, error) {
 	now := d.now()
 	st := &uiState{Now: formatTime(now), Namespace: d.namespace, TimelineDays: timelineDays,
-		Gates: []uiGate{}, Skipped: []uiSkipped{}}
+		Gates: []uiGate{}, Skipped: []skippedKind{}}
 
 	gates := &gatingv1alpha1.GateList{}
 	if err := d.client.List(ctx, gates, d.inNamespace()...); err != nil {
@@ -84,8 +78,10 @@ func (d *dashboard) state(ctx context.Context) (*uiState, error) {
 	}
 	keepers, skipped := d.keepers(ctx)
 	st.Skipped = append(st.Skipped, skipped...)
-	waiting, skipped := d.waiting(ctx)
-	st.Skipped = append(st.Skipped, skipped...)
+	// With -n, an object of another namespace that names a gate of this one is not listed: the
+	// page shows one namespace, as kubectl does; -A shows them all.
+	waiting := listWaiting(ctx, d.dynamic, d.namespace, "")
+	st.Skipped = append(st.Skipped, waiting.skipped...)
 
 	sort.Slice(gates.Items, func(i, j int) bool {
 		a, b := gates.Items[i], gates.Items[j]
@@ -94,7 +90,7 @@ func (d *dashboard) state(ctx context.Context) (*uiState, error) {
 	for i := range gates.Items {
 		gate := &gates.Items[i]
 		key := types.NamespacedName{Namespace: gate.Namespace, Name: gate.Name}
-		st.Gates = append(st.Gates, newUIGate(gate, keepers[key], waiting[key], now))
+		st.Gates = append(st.Gates, newUIGate(gate, keepers[key], waiting.byGate[key], now))
 	}
 	return st, nil
 }
@@ -108,10 +104,10 @@ func (d *dashboard) inNamespace() []client.ListOption {
 
 // keepers lists the GateKeepers by the gate they keep. Without them the timeline is the
 // default and the requests only, and the page says so.
-func (d *dashboard) keepers(ctx context.Context) (map[types.NamespacedName][]gatingv1alpha1.GateKeeper, []uiSkipped) {
+func (d *dashboard) keepers(ctx context.Context) (map[types.NamespacedName][]gatingv1alpha1.GateKeeper, []skippedKind) {
 	list := &gatingv1alpha1.GateKeeperList{}
 	if err := d.client.List(ctx, list, d.inNamespace()...); err != nil {
-		return nil, []uiSkipped{{Kind: gatingv1alpha1.GateKeeperKind,
+		return nil, []skippedKind{{Kind: gatingv1alpha1.GateKeeperKind,
 			Reason: skipReason(err) + ": the timeline leaves their schedules out"}}
 	}
 	byGate := map[types.NamespacedName][]gatingv1alpha1.GateKeeper{}
@@ -122,7 +118,7 @@ func (d *dashboard) keepers(ctx context.Context) (map[types.NamespacedName][]gat
 	return byGate, nil
 }
 
-func newUIGate(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, waiting []uiWaiting, now time.Time) uiGate {
+func newUIGate(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, waiting []waitingObject, now time.Time) uiGate {
 	g := uiGate{
 		Namespace:        gate.Namespace,
 		Name:             gate.Name,
@@ -138,7 +134,7 @@ func newUIGate(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, w
 		Waiting:          waiting,
 	}
 	if g.Waiting == nil {
-		g.Waiting = []uiWaiting{}
+		g.Waiting = []waitingObject{}
 	}
 	g.Keepers, g.Timeline, g.TimelineNote = gateTimeline(gate, keepers, now)
 	for _, t := range gate.Status.History {
@@ -150,16 +146,4 @@ func newUIGate(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, w
 			Cause: orDash(t.Cause), RequestedBy: orDash(t.RequestedBy), Reason: orDash(collapse(t.Reason))})
 	}
 	return g
-}
-
-// skipReason says in a few words why a kind could not be listed.
-func skipReason(err error) string {
-	switch {
-	case apierrors.IsForbidden(err):
-		return "forbidden: your RBAC does not let you list them"
-	case apierrors.IsNotFound(err):
-		return "not installed in the cluster"
-	default:
-		return err.Error()
-	}
 }

@@ -155,9 +155,9 @@ func TestUIStateOfTheDemoGates(t *testing.T) {
 		{At: "2026-12-26T00:00:00Z", Local: "Sat 26 Dec 2026 00:00 UTC", Zone: "UTC", State: "opened", Cause: "gatekeeper/change-freeze-gatekeeper"},
 	}))
 
-	demo := uiWaiting{Kind: "GitRepository", Namespace: ns, Name: "demo", State: "-", HeldSince: "-", WaitingRevision: "-"}
-	g.Expect(bypass.Waiting).To(Equal([]uiWaiting{demo}))
-	g.Expect(freeze.Waiting).To(Equal([]uiWaiting{demo}))
+	demo := waitingObject{Kind: "GitRepository", Namespace: ns, Name: "demo", State: "-", HeldSince: "-", WaitingRevision: "-"}
+	g.Expect(bypass.Waiting).To(Equal([]waitingObject{demo}))
+	g.Expect(freeze.Waiting).To(Equal([]waitingObject{demo}))
 
 	all, err := newDashboard(t, env.Config, "", "2026-12-20T00:30:00Z").state(context.Background())
 	g.Expect(err).NotTo(HaveOccurred())
@@ -285,7 +285,7 @@ func TestUIStateSkipsTheKindsTheUserCannotList(t *testing.T) {
 	}).WithTimeout(10 * time.Second).Should(Succeed())
 
 	forbidden := "forbidden: your RBAC does not let you list them"
-	g.Expect(st.Skipped).To(Equal([]uiSkipped{
+	g.Expect(st.Skipped).To(Equal([]skippedKind{
 		{Kind: "GateKeeper", Reason: forbidden + ": the timeline leaves their schedules out"},
 		{Kind: "HelmRepository", Reason: forbidden},
 		{Kind: "HelmChart", Reason: forbidden},
@@ -294,6 +294,9 @@ func TestUIStateSkipsTheKindsTheUserCannotList(t *testing.T) {
 		{Kind: "ResourceSet", Reason: forbidden},
 		{Kind: "ManifestGeneration", Reason: forbidden},
 		{Kind: "ManifestUpdate", Reason: forbidden},
+		{Kind: "Kustomization", Reason: forbidden},
+		{Kind: "HelmRelease", Reason: forbidden},
+		{Kind: "ImageUpdateAutomation", Reason: forbidden},
 	}))
 	g.Expect(st.Gates).To(HaveLen(2))
 	freeze := st.Gates[1]

@@ -11,7 +11,7 @@ import (
 
 // holdRepository writes status.gates of a GitRepository as the source-controller does while its
 // gates hold it, and returns the row the page shows for it behind a gate.
-func holdRepository(t *testing.T, repo *unstructured.Unstructured) uiWaiting {
+func holdRepository(t *testing.T, repo *unstructured.Unstructured) waitingObject {
 	t.Helper()
 	g := NewWithT(t)
 	held := map[string]any{
@@ -23,7 +23,7 @@ func holdRepository(t *testing.T, repo *unstructured.Unstructured) uiWaiting {
 	g.Expect(unstructured.SetNestedMap(repo.Object, held, "status", "gates")).To(Succeed())
 	g.Expect(env.Client.Status().Update(context.Background(), repo)).To(Succeed())
 
-	return uiWaiting{Kind: "GitRepository", Namespace: repo.GetNamespace(), Name: repo.GetName(),
+	return waitingObject{Kind: "GitRepository", Namespace: repo.GetNamespace(), Name: repo.GetName(),
 		State: held["state"].(string), HeldSince: held["heldSince"].(string), WaitingRevision: held["waitingRevision"].(string)}
 }
 
@@ -38,21 +38,6 @@ func TestUIStateShowsTheRevisionWaitingBehindAGate(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(st.Gates).To(HaveLen(2))
 	for _, gate := range st.Gates {
-		g.Expect(gate.Waiting).To(Equal([]uiWaiting{want}), "gate %s", gate.Name)
+		g.Expect(gate.Waiting).To(Equal([]waitingObject{want}), "gate %s", gate.Name)
 	}
-}
-
-// status.gates is read leniently: a value of another type than the contract's shows as "-".
-func TestWaitingOfReadsStatusGatesLeniently(t *testing.T) {
-	g := NewWithT(t)
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"namespace": "apps", "name": "podinfo"},
-		"status": map[string]any{"gates": map[string]any{
-			"state":           "closed (change-freeze)",
-			"heldSince":       int64(12),
-			"waitingRevision": []any{"not", "a", "string"},
-		}},
-	}}
-	g.Expect(waitingOf("HelmChart", obj)).To(Equal(uiWaiting{Kind: "HelmChart", Namespace: "apps", Name: "podinfo",
-		State: "closed (change-freeze)", HeldSince: "-", WaitingRevision: "-"}))
 }
