@@ -39,7 +39,7 @@ type SystemOptions struct {
 	Env testenv.Options
 }
 
-// StartSystem starts the control plane (CRDs of deploy/crds and the Gate admission policy of
+// StartSystem starts the control plane (CRDs of deploy/crds and the admission policies of
 // deploy/gating-controller installed) with a kube-controller-manager, writes an admin kubeconfig
 // into stateDir, and starts every controller binary of binDir with its log and storage in
 // stateDir and the flags of deploy/ that matter (DefaultArgs), waiting until each answers
@@ -62,7 +62,7 @@ func StartSystemWith(ctx context.Context, binDir, stateDir string, opts SystemOp
 		_ = s.Stop()
 		return nil, err
 	}
-	if err := InstallGatePolicy(ctx, env.Client, env.Root); err != nil {
+	if err := InstallAdmissionPolicies(ctx, env.Client, env.Root); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}
