@@ -216,7 +216,13 @@ func TestRBACControllerRolesWriteOnlyTheirOwnKinds(t *testing.T) {
 	}{
 		// The label of the leader's pod, in sluice-system only (TestRBACSourceControllerPatchesPodsOfItsNamespaceOnly).
 		{"source-controller", controller("source-controller"), ownGroups["source-controller"], []string{"patch core/pods"}},
-		{"gating-controller", controller("gating-controller"), ownGroups["gating-controller"], nil},
+		// Flux's syncs held behind gates: spec.suspend, the held annotations and the Approved
+		// condition (gating-controller/docs/flux-syncs.md).
+		{"gating-controller", controller("gating-controller"), ownGroups["gating-controller"], []string{
+			"patch kustomize.toolkit.fluxcd.io/kustomizations", "patch kustomize.toolkit.fluxcd.io/kustomizations/status",
+			"patch helm.toolkit.fluxcd.io/helmreleases", "patch helm.toolkit.fluxcd.io/helmreleases/status",
+			"patch image.toolkit.fluxcd.io/imageupdateautomations", "patch image.toolkit.fluxcd.io/imageupdateautomations/status",
+		}},
 		{"resourceset-controller", controller("resourceset-controller"), ownGroups["resourceset-controller"],
 			[]string{"* */*", "impersonate core/serviceaccounts"}},
 		{"manifest-generator", controller("manifest-generator"), ownGroups["manifest-generator"],

@@ -116,7 +116,8 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		got := obj.DeepCopy()
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got)).To(Succeed(), ssautils.FmtUnstructured(obj))
 		if obj.GetKind() != "Namespace" && obj.GetKind() != "CustomResourceDefinition" &&
-			!strings.HasPrefix(obj.GetKind(), "ClusterRole") && !strings.HasPrefix(obj.GetKind(), "ValidatingAdmissionPolicy") {
+			!strings.HasPrefix(obj.GetKind(), "ClusterRole") && !strings.HasPrefix(obj.GetKind(), "ValidatingAdmissionPolicy") &&
+			!strings.HasPrefix(obj.GetKind(), "MutatingAdmissionPolicy") {
 			g.Expect(got.GetNamespace()).To(Equal(deployNamespace), ssautils.FmtUnstructured(obj))
 		}
 	}
@@ -132,6 +133,9 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	// Who opened a gate is who did it (TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser).
 	g.Expect(kinds["ValidatingAdmissionPolicy"]).To(ConsistOf("gate-requested-by"))
 	g.Expect(kinds["ValidatingAdmissionPolicyBinding"]).To(ConsistOf("gate-requested-by"))
+	// Gated Flux objects are suspended as they are admitted (TestSuspendPolicy).
+	g.Expect(kinds["MutatingAdmissionPolicy"]).To(ConsistOf("gated-syncs-suspended"))
+	g.Expect(kinds["MutatingAdmissionPolicyBinding"]).To(ConsistOf("gated-syncs-suspended"))
 
 	deployments := map[string]*appsv1.Deployment{}
 	for _, name := range harness.Controllers {

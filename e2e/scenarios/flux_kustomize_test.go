@@ -1,17 +1,13 @@
 package scenarios
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/sluice-gitops/sluice/shared/testserver"
-
-	"github.com/sluice-gitops/sluice/e2e/harness"
 )
 
 var (
@@ -98,17 +94,7 @@ func TestScenarioFluxKustomizeController(t *testing.T) {
 	t.Parallel()
 	s := newScenario(t, "flux-kustomize")
 	g := s.g
-	kc, err := harness.StartKustomizeController(sys.Env.Config, sys.Env.Environment.BinaryAssetsDirectory, sys.Kubeconfig, s.t.TempDir())
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kustomize-controller log:\n%s", kc.LogTail(60))
-		}
-		_ = kc.Stop(30 * time.Second)
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	g.Expect(kc.WaitReady(ctx)).To(Succeed(), "kustomize-controller starts against our CRDs")
+	kustomizeController(t) // it starts against our CRDs
 
 	s.gitSecret(s.ns, "git-credentials")
 	repo, sha := s.newRepo("kustomize-consumer", map[string]string{"deploy/app.yaml": configMapYAML("from-git", "v1")})

@@ -117,5 +117,6 @@ func run(m *testing.M) (code int) {
 			}
 		}
 	}()
+	defer stopKustomizeController()
 	return m.Run()
 }

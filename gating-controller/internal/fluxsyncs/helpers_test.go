@@ -37,7 +37,7 @@ var specs = map[string]map[string]any{
 
 // createGate creates a Gate in the given default state; the Gate controller of the test's
 // manager evaluates it.
-func createGate(t *testing.T, ns, name string, state gatingv1.GateState) {
+func createGate(t testing.TB, ns, name string, state gatingv1.GateState) {
 	t.Helper()
 	gate := &gatingv1.Gate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: gatingv1.GateSpec{Default: state}}
 	NewWithT(t).Expect(k8s.Create(context.Background(), gate)).To(Succeed())
@@ -45,7 +45,7 @@ func createGate(t *testing.T, ns, name string, state gatingv1.GateState) {
 }
 
 // setGate changes the default state of a Gate and waits for its Opened condition to say so.
-func setGate(t *testing.T, ns, name string, state gatingv1.GateState) {
+func setGate(t testing.TB, ns, name string, state gatingv1.GateState) {
 	t.Helper()
 	gate := &gatingv1.Gate{}
 	g := NewWithT(t)
@@ -56,7 +56,7 @@ func setGate(t *testing.T, ns, name string, state gatingv1.GateState) {
 	waitGate(t, ns, name, state)
 }
 
-func waitGate(t *testing.T, ns, name string, state gatingv1.GateState) {
+func waitGate(t testing.TB, ns, name string, state gatingv1.GateState) {
 	t.Helper()
 	want := metav1.ConditionFalse
 	if state == gatingv1.GateOpened {
@@ -73,7 +73,7 @@ func waitGate(t *testing.T, ns, name string, state gatingv1.GateState) {
 
 // createObject creates an object of kind with the gates annotation (none when gates is "") and
 // spec.suspend when suspend is true, as its user would.
-func createObject(t *testing.T, kind Kind, ns, name, gates string, suspend bool) *unstructured.Unstructured {
+func createObject(t testing.TB, kind Kind, ns, name, gates string, suspend bool) *unstructured.Unstructured {
 	t.Helper()
 	obj := &unstructured.Unstructured{Object: map[string]any{"spec": deepCopy(specs[kind.GVK.Kind])}}
 	obj.SetGroupVersionKind(kind.GVK)
@@ -158,7 +158,7 @@ func suspendManagers(g Gomega, kind Kind, ns, name string) []string {
 }
 
 // annotate sets (or, with "", removes) an annotation as `kubectl annotate --overwrite` does.
-func annotate(t *testing.T, obj *unstructured.Unstructured, key, value string) {
+func annotate(t testing.TB, obj *unstructured.Unstructured, key, value string) {
 	t.Helper()
 	testenv.Annotate(t, k8s, obj, key, value)
 }

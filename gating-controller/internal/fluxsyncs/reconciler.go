@@ -91,7 +91,7 @@ func (r *Reconciler) evaluate(ctx context.Context, meta *metav1.PartialObjectMet
 	if err != nil {
 		return verdict{heldBy: gatesapi.InvalidGatesHolder, message: "Reconciliation is waiting approval, " + err.Error() + ".", invalid: err}, nil
 	}
-	res, err := gates.Evaluate(ctx, r.Client, meta.GetNamespace(), spec)
+	res, err := gates.Evaluate(ctx, cachedGates{r.Client}, meta.GetNamespace(), spec)
 	if err != nil {
 		return verdict{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
@@ -36,6 +38,9 @@ var fluxCRDs = []string{
 	"helm.toolkit.fluxcd.io_helmreleases.yaml",
 	"image.toolkit.fluxcd.io_imageupdateautomations.yaml",
 }
+
+// defaultConcurrent is the gating-controller's --concurrent default.
+const defaultConcurrent = 4
 
 var (
 	env    *testenv.Env
@@ -92,7 +97,10 @@ func run(m *testing.M) int {
 // with a real clock, watching namespace only, so that each test has a controller of its own
 // that it can stop. It returns when the manager is started.
 func startManager(ctx context.Context, namespace string) (ctrl.Manager, error) {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	// The client limits of the deployed controller (shared/bootstrap's flag defaults).
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = bootstrap.DefaultKubeAPIQPS, bootstrap.DefaultKubeAPIBurst
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
@@ -104,7 +112,7 @@ func startManager(ctx context.Context, namespace string) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptr(true)}
+	opts := controller.Options{MaxConcurrentReconciles: defaultConcurrent, SkipNameValidation: ptr(true)}
 	gates := &gatectrl.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}}
 	if err := gates.SetupWithManager(ctx, mgr, opts); err != nil {
 		return nil, err
