@@ -50,22 +50,26 @@ func TestHoldAndRelease(t *testing.T) {
 // A suspend the user set is theirs: the gates record that they hold the object, but never
 // write spec.suspend, and it stays suspended when they open.
 func TestUserSuspendIsNeverTouched(t *testing.T) {
-	g := NewWithT(t)
-	ns := env.Namespace(t)
-	controllerFor(t, ns)
-	createGate(t, ns, "freeze", gatingv1.GateClosed)
-	createObject(t, kustomization, ns, "app", "freeze", true)
+	for _, kind := range Kinds {
+		t.Run(kind.GVK.Kind, func(t *testing.T) {
+			g := NewWithT(t)
+			ns := env.Namespace(t)
+			controllerFor(t, ns)
+			createGate(t, ns, "freeze", gatingv1.GateClosed)
+			createObject(t, kind, ns, "app", "freeze", true)
 
-	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker= by=freeze since=set"))
-	g.Eventually(eventsOf(kustomization, ns, "app"), timeout).Should(ContainElement(
-		ContainSubstring("It is suspended by its user, which the gates leave as it is.")))
-	setGate(t, ns, "freeze", gatingv1.GateOpened)
-	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker= by= since=unset"))
-	setGate(t, ns, "freeze", gatingv1.GateClosed)
-	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker= by=freeze since=set"))
-	setGate(t, ns, "freeze", gatingv1.GateOpened)
-	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker= by= since=unset"))
-	g.Expect(suspendManagers(g, kustomization, ns, "app")).To(Equal([]string{"user"}))
+			g.Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=true marker= by=freeze since=set"))
+			g.Eventually(eventsOf(kind, ns, "app"), timeout).Should(ContainElement(
+				ContainSubstring("It is suspended by its user, which the gates leave as it is.")))
+			setGate(t, ns, "freeze", gatingv1.GateOpened)
+			g.Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=true marker= by= since=unset"))
+			setGate(t, ns, "freeze", gatingv1.GateClosed)
+			g.Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=true marker= by=freeze since=set"))
+			setGate(t, ns, "freeze", gatingv1.GateOpened)
+			g.Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=true marker= by= since=unset"))
+			g.Expect(suspendManagers(g, kind, ns, "app")).To(Equal([]string{"user"}))
+		})
+	}
 }
 
 // The RFC's Story 1: two approvals; the message names the one that is closed; oneOf goes ahead
@@ -159,43 +163,51 @@ func TestKindsHeldWhenTheirCRDsAppear(t *testing.T) {
 // What the controller did lives on the object: a controller started after another held an
 // object, and after its gate opened, releases it, once.
 func TestHeldAcrossARestartIsReleasedOnce(t *testing.T) {
-	g := NewWithT(t)
-	ns := env.Namespace(t)
-	stop := controllerFor(t, ns)
-	createGate(t, ns, "freeze", gatingv1.GateClosed)
-	createObject(t, kustomization, ns, "app", "freeze", false)
-	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
-	stop()
+	for _, kind := range Kinds {
+		t.Run(kind.GVK.Kind, func(t *testing.T) {
+			g := NewWithT(t)
+			ns := env.Namespace(t)
+			stop := controllerFor(t, ns)
+			createGate(t, ns, "freeze", gatingv1.GateClosed)
+			createObject(t, kind, ns, "app", "freeze", false)
+			g.Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
+			stop()
 
-	gate := &gatingv1.Gate{}
-	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "freeze"}, gate)).To(Succeed())
-	patch := client.MergeFrom(gate.DeepCopy())
-	gate.Spec.Default = gatingv1.GateOpened
-	g.Expect(k8s.Patch(context.Background(), gate, patch)).To(Succeed())
-	g.Consistently(held(kustomization, ns, "app"), 2*time.Second).Should(Equal("suspend=true marker=true by=freeze since=set"),
-		"nothing releases it while no gating-controller runs")
+			gate := &gatingv1.Gate{}
+			g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "freeze"}, gate)).To(Succeed())
+			patch := client.MergeFrom(gate.DeepCopy())
+			gate.Spec.Default = gatingv1.GateOpened
+			g.Expect(k8s.Patch(context.Background(), gate, patch)).To(Succeed())
+			g.Consistently(held(kind, ns, "app"), 2*time.Second).Should(Equal("suspend=true marker=true by=freeze since=set"),
+				"nothing releases it while no gating-controller runs")
 
-	controllerFor(t, ns)
-	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=absent marker= by= since=unset"))
-	first := requestedAt(kustomization, ns, "app")(g)
-	g.Expect(first).NotTo(BeEmpty())
-	g.Consistently(requestedAt(kustomization, ns, "app"), 3*time.Second).Should(Equal(first), "released once")
-	g.Expect(eventsOf(kustomization, ns, "app")(g)).To(ContainElement(HavePrefix("Normal Released: ")))
+			controllerFor(t, ns)
+			g.Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=absent marker= by= since=unset"))
+			first := requestedAt(kind, ns, "app")(g)
+			g.Expect(first).NotTo(BeEmpty())
+			g.Consistently(requestedAt(kind, ns, "app"), 3*time.Second).Should(Equal(first), "released once")
+			g.Expect(eventsOf(kind, ns, "app")(g)).To(ContainElement(HavePrefix("Normal Released: ")))
+		})
+	}
 }
 
 // Resuming a held object by hand does not let it through: the next reconcile suspends it again
 // (the admission policy of deploy/ does it before Flux can see it).
 func TestResumedWhileHeldIsSuspendedAgain(t *testing.T) {
-	g := NewWithT(t)
-	ns := env.Namespace(t)
-	controllerFor(t, ns)
-	createGate(t, ns, "freeze", gatingv1.GateClosed)
-	createObject(t, kustomization, ns, "app", "freeze", false)
-	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
+	for _, kind := range Kinds {
+		t.Run(kind.GVK.Kind, func(t *testing.T) {
+			g := NewWithT(t)
+			ns := env.Namespace(t)
+			controllerFor(t, ns)
+			createGate(t, ns, "freeze", gatingv1.GateClosed)
+			createObject(t, kind, ns, "app", "freeze", false)
+			g.Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
 
-	obj := read(g, kustomization, ns, "app")
-	patch := client.MergeFrom(obj.DeepCopy())
-	g.Expect(unstructured.SetNestedField(obj.Object, false, "spec", "suspend")).To(Succeed())
-	g.Expect(k8s.Patch(context.Background(), obj, patch, client.FieldOwner("flux"))).To(Succeed())
-	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
+			obj := read(g, kind, ns, "app")
+			patch := client.MergeFrom(obj.DeepCopy())
+			g.Expect(unstructured.SetNestedField(obj.Object, false, "spec", "suspend")).To(Succeed())
+			g.Expect(k8s.Patch(context.Background(), obj, patch, client.FieldOwner("flux"))).To(Succeed())
+			g.Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
+		})
+	}
 }
