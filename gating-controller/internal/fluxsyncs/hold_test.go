@@ -211,3 +211,18 @@ func TestResumedWhileHeldIsSuspendedAgain(t *testing.T) {
 		})
 	}
 }
+
+// Removing the suspended annotation from a held object makes its suspend the user's: the gates
+// release it without lifting it (flux-syncs.md, "Keeping a held object suspended").
+func TestRemovingTheSuspendedMarkerKeepsTheSuspend(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	controllerFor(t, ns)
+	createGate(t, ns, "freeze", gatingv1.GateClosed)
+	obj := createObject(t, kustomization, ns, "app", "freeze", false)
+	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
+	annotate(t, obj, gatesapi.SuspendedAnnotation, "")
+	g.Consistently(held(kustomization, ns, "app"), 2*time.Second).Should(Equal("suspend=true marker= by=freeze since=set"))
+	setGate(t, ns, "freeze", gatingv1.GateOpened)
+	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker= by= since=unset"))
+}
