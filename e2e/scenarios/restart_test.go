@@ -108,6 +108,11 @@ func TestScenarioRestart(t *testing.T) {
 	s := newScenario(t, "restart")
 	g := s.g
 	ctx := context.Background()
+	// Other scenarios restart controllers too: each is started once more here, and only once.
+	starts := map[string]int{}
+	for _, c := range sys.Controllers {
+		starts[c.Name] = c.Starts()
+	}
 	s.gitSecret(s.ns, "git-credentials")
 	repo, rev := s.newRepo("restart-app", apps(5, "v1"))
 	servers.Helm.AddChart(t, testserver.ChartSpec{Name: "restart-app", Version: "1.0.0"})
@@ -241,7 +246,7 @@ func TestScenarioRestart(t *testing.T) {
 	g.Expect(conditionOf(gitRepositoryGVK, s.ns, "app", "Blocked")(g)).To(BeEmpty())
 
 	for _, name := range []string{"source-controller", "manifest-generator", "resourceset-controller", "gating-controller"} {
-		g.Expect(sys.Controller(name).Starts()).To(Equal(2), name)
+		g.Expect(sys.Controller(name).Starts()).To(Equal(starts[name]+1), name)
 	}
 }
 

@@ -132,11 +132,7 @@ func TestMalformedAnnotationHolds(t *testing.T) {
 // Removing the annotation releases the object and removes the Approved condition.
 func TestRemovingTheAnnotationReleases(t *testing.T) {
 	g := NewWithT(t)
-	ns := env.Namespace(t)
-	controllerFor(t, ns)
-	createGate(t, ns, "freeze", gatingv1.GateClosed)
-	obj := createObject(t, kustomization, ns, "app", "freeze", false)
-	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
+	ns, obj, _ := heldBehindFreeze(t, kustomization)
 	g.Eventually(approved(kustomization, ns, "app"), timeout).ShouldNot(BeEmpty())
 
 	annotate(t, obj, gatesapi.GatesAnnotation, "")
@@ -166,11 +162,7 @@ func TestHeldAcrossARestartIsReleasedOnce(t *testing.T) {
 	for _, kind := range Kinds {
 		t.Run(kind.GVK.Kind, func(t *testing.T) {
 			g := NewWithT(t)
-			ns := env.Namespace(t)
-			stop := controllerFor(t, ns)
-			createGate(t, ns, "freeze", gatingv1.GateClosed)
-			createObject(t, kind, ns, "app", "freeze", false)
-			g.Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
+			ns, _, stop := heldBehindFreeze(t, kind)
 			stop()
 
 			gate := &gatingv1.Gate{}
@@ -197,11 +189,7 @@ func TestResumedWhileHeldIsSuspendedAgain(t *testing.T) {
 	for _, kind := range Kinds {
 		t.Run(kind.GVK.Kind, func(t *testing.T) {
 			g := NewWithT(t)
-			ns := env.Namespace(t)
-			controllerFor(t, ns)
-			createGate(t, ns, "freeze", gatingv1.GateClosed)
-			createObject(t, kind, ns, "app", "freeze", false)
-			g.Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
+			ns, _, _ := heldBehindFreeze(t, kind)
 
 			obj := read(g, kind, ns, "app")
 			patch := client.MergeFrom(obj.DeepCopy())
@@ -216,13 +204,21 @@ func TestResumedWhileHeldIsSuspendedAgain(t *testing.T) {
 // release it without lifting it (flux-syncs.md, "Keeping a held object suspended").
 func TestRemovingTheSuspendedMarkerKeepsTheSuspend(t *testing.T) {
 	g := NewWithT(t)
-	ns := env.Namespace(t)
-	controllerFor(t, ns)
-	createGate(t, ns, "freeze", gatingv1.GateClosed)
-	obj := createObject(t, kustomization, ns, "app", "freeze", false)
-	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
+	ns, obj, _ := heldBehindFreeze(t, kustomization)
 	annotate(t, obj, gatesapi.SuspendedAnnotation, "")
 	g.Consistently(held(kustomization, ns, "app"), 2*time.Second).Should(Equal("suspend=true marker= by=freeze since=set"))
 	setGate(t, ns, "freeze", gatingv1.GateOpened)
 	g.Eventually(held(kustomization, ns, "app"), timeout).Should(Equal("suspend=true marker= by= since=unset"))
+}
+
+// heldBehindFreeze starts a controller for a namespace of the test, and creates there a closed
+// gate "freeze" and an object "app" of kind behind it, once the gates hold it.
+func heldBehindFreeze(t *testing.T, kind Kind) (string, *unstructured.Unstructured, context.CancelFunc) {
+	t.Helper()
+	ns := env.Namespace(t)
+	stop := controllerFor(t, ns)
+	createGate(t, ns, "freeze", gatingv1.GateClosed)
+	obj := createObject(t, kind, ns, "app", "freeze", false)
+	NewWithT(t).Eventually(held(kind, ns, "app"), timeout).Should(Equal("suspend=true marker=true by=freeze since=set"))
+	return ns, obj, stop
 }
