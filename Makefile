@@ -18,6 +18,9 @@ KUSTOMIZE_CONTROLLER := $(BIN)/kustomize-controller
 # CRDs of Flux kinds whose controllers are not built here, generated from their API modules.
 HELMRELEASE_CRD := $(BIN)/crds/helm.toolkit.fluxcd.io_helmreleases.yaml
 IMAGEUPDATEAUTOMATION_CRD := $(BIN)/crds/image.toolkit.fluxcd.io_imageupdateautomations.yaml
+# The source of flux-operator's api/v1 package, whose fields resourceset-controller's field walk
+# compares with its own (resourceset-controller/api/v1/fieldwalk_test.go).
+FLUX_OPERATOR_API := $(BIN)/flux-operator-api/v1/resourceset_types.go
 KUBECTL := $(BIN)/kubectl
 ETCD := $(BIN)/etcd
 # The real node's parts (e2e/node), built by `make node-tools`.
@@ -32,7 +35,7 @@ CNI_PLUGINS := $(addprefix $(BIN)/cni/,bridge host-local loopback portmap)
 COREDNS := $(BIN)/coredns
 NODE_TOOLS := $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY) $(CONTAINERD) $(CTR) $(CONTAINERD_SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS)
 TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM) $(KUSTOMIZE_CONTROLLER) \
-	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD)
+	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD) $(FLUX_OPERATOR_API)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
@@ -94,6 +97,16 @@ $(HELMRELEASE_CRD): | $(CONTROLLER_GEN)
 
 $(IMAGEUPDATEAUTOMATION_CRD): | $(CONTROLLER_GEN)
 	$(call FLUX_API_CRD,github.com/fluxcd/image-automation-controller/api,$(IMAGE_AUTOMATION_CONTROLLER_API_VERSION))
+
+# flux-operator needs Go 1.27: it is not built, and not a dependency of any module. The go command of
+# the approved Go 1.27 toolchain (GOTOOLCHAIN=go1.27.3, from the module proxy) downloads and
+# verifies the module; its api/v1 Go files (tests left out) are copied into bin/ as text.
+$(FLUX_OPERATOR_API):
+	set -e; dir=$$(cd /tmp && GOTOOLCHAIN=go1.27.3 GOFLAGS=-mod=mod go mod download -json \
+	  github.com/controlplaneio-fluxcd/flux-operator@$(FLUX_OPERATOR_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	  test -n "$$dir"; rm -rf $(dir $@); mkdir -p $(dir $@); \
+	  for f in $$dir/api/v1/*.go; do case $$f in *_test.go) ;; *) cp $$f $(dir $@);; esac; done; \
+	  chmod -R u+w $(dir $@); test -f $@
 
 ## node-tools: build the real node's parts into bin/ (only those missing): kubelet, kube-scheduler,
 ## kube-proxy, containerd, ctr, its runc shim, runc, the CNI plugins (bin/cni/) and CoreDNS. runc

@@ -20,6 +20,10 @@ KUSTOMIZE_CONTROLLER_VERSION := v1.9.6
 # api v1.7 needs Go 1.27.
 HELM_CONTROLLER_API_VERSION := v1.6.5
 IMAGE_AUTOMATION_CONTROLLER_API_VERSION := v1.2.5
+# flux-operator, whose ResourceSet API Sluice serves field for field: `make tools` copies the Go
+# source of its api/v1 package into bin/ for the field walk (it needs Go 1.27, so it is read, not
+# built).
+FLUX_OPERATOR_VERSION := v0.59.0
 # The real node of e2e/node, built by `make node-tools`: kubelet, kube-scheduler and kube-proxy come
 # from k8s.io/kubernetes in go.mod beside this file; these are the node's other parts.
 CONTAINERD_VERSION := v2.4.2
