@@ -71,12 +71,7 @@ var notYet = []string{
 }
 
 // notYetTypes are the provider types of flux-operator's schema that ours does not accept yet.
-var notYetTypes = []string{
-	"AzureDevOpsBranch", "AzureDevOpsTag", "AzureDevOpsPullRequest",
-	"AWSCodeCommitBranch", "AWSCodeCommitTag", "AWSCodeCommitPullRequest",
-	"ACRArtifactTag", "ECRArtifactTag", "GARArtifactTag",
-	"ExternalArtifact",
-}
+var notYetTypes = []string{"ExternalArtifact"}
 
 // forgeTypes are the provider types the issue "A real forge in the test suite" adds.
 var forgeTypes = regexp.MustCompile(`^(GitHub|GitLab|Gitea)`)

@@ -20,13 +20,25 @@ const (
 	InputProviderExternalService = "ExternalService"
 )
 
+// CloudIdentityProviders are flux-operator's provider types that authenticate with a cloud
+// provider's workload identity (Azure, AWS, Google Cloud). The schema accepts them, so that a
+// flux-operator manifest applies unchanged, and the controller refuses them with a message that
+// says so: Sluice has no cloud identity.
+var CloudIdentityProviders = []string{
+	"AzureDevOpsBranch", "AzureDevOpsTag", "AzureDevOpsPullRequest",
+	"AWSCodeCommitBranch", "AWSCodeCommitTag", "AWSCodeCommitPullRequest",
+	"ACRArtifactTag", "ECRArtifactTag", "GARArtifactTag",
+}
+
 // ResourceSetInputProviderSpec says where inputs come from and how they are filtered.
 // +kubebuilder:validation:XValidation:rule="self.type != 'Static' || !has(self.url) || size(self.url) == 0",message="spec.url must be empty for the Static type"
 // +kubebuilder:validation:XValidation:rule="self.type != 'OCIArtifactTag' || (has(self.url) && self.url.startsWith('oci://'))",message="spec.url must start with oci:// for the OCIArtifactTag type"
 // +kubebuilder:validation:XValidation:rule="self.type != 'ExternalService' || (has(self.url) && (self.url.startsWith('https://') || (self.url.startsWith('http://') && has(self.insecure) && self.insecure)))",message="spec.url must start with https:// for the ExternalService type (http:// needs spec.insecure: true)"
 type ResourceSetInputProviderSpec struct {
-	// Type of the provider: Static, OCIArtifactTag or ExternalService.
-	// +kubebuilder:validation:Enum=Static;OCIArtifactTag;ExternalService
+	// Type of the provider: Static, OCIArtifactTag or ExternalService. flux-operator's types that
+	// need cloud identity (CloudIdentityProviders) are accepted here and refused by the
+	// controller.
+	// +kubebuilder:validation:Enum=Static;OCIArtifactTag;ExternalService;AzureDevOpsBranch;AzureDevOpsTag;AzureDevOpsPullRequest;AWSCodeCommitBranch;AWSCodeCommitTag;AWSCodeCommitPullRequest;ACRArtifactTag;ECRArtifactTag;GARArtifactTag
 	// +required
 	Type string `json:"type"`
 

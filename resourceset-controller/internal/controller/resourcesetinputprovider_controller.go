@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,6 +155,11 @@ func (r *ResourceSetInputProviderReconciler) fetchInputs(ctx context.Context, ob
 	case rsv1.InputProviderExternalService:
 		list, err = r.externalService(ctx, obj)
 	default:
+		if slices.Contains(rsv1.CloudIdentityProviders, obj.Spec.Type) {
+			return nil, reconcile.TerminalError(fmt.Errorf("provider type %s needs cloud identity (the workload identity of Azure, AWS or "+
+				"Google Cloud), which Sluice does not have: use %s, %s or %s", obj.Spec.Type,
+				rsv1.InputProviderStatic, rsv1.InputProviderOCIArtifactTag, rsv1.InputProviderExternalService))
+		}
 		return nil, reconcile.TerminalError(fmt.Errorf("unknown provider type %q: use %s, %s or %s", obj.Spec.Type,
 			rsv1.InputProviderStatic, rsv1.InputProviderOCIArtifactTag, rsv1.InputProviderExternalService))
 	}
