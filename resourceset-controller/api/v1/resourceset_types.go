@@ -120,6 +120,12 @@ type InputStrategySpec struct {
 	// +kubebuilder:default=Flatten
 	// +optional
 	Name string `json:"name,omitempty"`
+
+	// IncludeEmptyProviders applies to Permute only: when true, a provider that exports no
+	// inputs makes the product empty (nothing is rendered); when false (the default), such a
+	// provider is left out and the others still permute among themselves, as flux-operator's.
+	// +optional
+	IncludeEmptyProviders bool `json:"includeEmptyProviders,omitempty"`
 }
 
 // Dependency is an object that must exist, and optionally be ready, before the resources are
@@ -236,6 +242,12 @@ func (in *ResourceSet) GetInputStrategy() string {
 		return InputStrategyFlatten
 	}
 	return in.Spec.InputStrategy.Name
+}
+
+// IncludesEmptyProviders says whether a provider without inputs takes part in the Permute
+// product (spec.inputStrategy.includeEmptyProviders).
+func (in *ResourceSet) IncludesEmptyProviders() bool {
+	return in.Spec.InputStrategy != nil && in.Spec.InputStrategy.IncludeEmptyProviders
 }
 
 // ResourceSetList is a list of ResourceSets.

@@ -15,7 +15,9 @@ import (
 //
 // A ResourceSet without inputs and without inputsFrom renders its resources once, with empty
 // inputs (plain resources need no matrix); one whose providers export nothing renders nothing,
-// so what it applied before is pruned. The build stops soon after ctx is done.
+// so what it applied before is pruned. Under Permute, a provider that exports nothing is left
+// out of the product unless spec.inputStrategy.includeEmptyProviders is set. The build stops
+// soon after ctx is done.
 func ForResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group) ([]*unstructured.Unstructured, error) {
 	inline, err := inputs.FromAPI(rset.Spec.Inputs)
 	if err != nil {
@@ -23,6 +25,9 @@ func ForResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs
 	}
 	all := []map[string]any{{}}
 	if len(inline) > 0 || len(rset.Spec.InputsFrom) > 0 {
+		if !rset.IncludesEmptyProviders() {
+			groups = inputs.WithoutEmpty(groups)
+		}
 		if all, err = inputs.Combine(rset.GetInputStrategy(), inline, groups, inputs.DefaultLimit); err != nil {
 			return nil, err
 		}

@@ -15,6 +15,12 @@ type Group struct {
 	Inputs []map[string]any
 }
 
+// WithoutEmpty returns the groups that hold inputs: under Permute a provider without inputs is
+// left out of the product unless includeEmptyProviders is set (flux-operator's default).
+func WithoutEmpty(groups []Group) []Group {
+	return slices.DeleteFunc(slices.Clone(groups), func(g Group) bool { return len(g.Inputs) == 0 })
+}
+
 // DefaultLimit is the cap on the number of Permute combinations the controller passes.
 const DefaultLimit = 10000
 

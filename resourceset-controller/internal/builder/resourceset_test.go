@@ -1,0 +1,58 @@
+package builder
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/yaml"
+
+	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
+)
+
+// Under Permute, a provider that exports nothing is left out of the product (flux-operator's
+// default), unless includeEmptyProviders asks for the mathematical product, which is then empty.
+func TestPermuteWithAnEmptyProvider(t *testing.T) {
+	rset := func(includeEmpty bool) *rsv1.ResourceSet {
+		obj := &rsv1.ResourceSet{}
+		NewWithT(t).Expect(yaml.UnmarshalStrict([]byte(`
+spec:
+  inputStrategy:
+    name: Permute
+  inputs:
+    - tenant: team-a
+    - tenant: team-b
+  inputsFrom:
+    - kind: ResourceSetInputProvider
+      name: regions
+    - kind: ResourceSetInputProvider
+      name: previews
+  resourcesTemplate: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: << inputs.tenant >>-<< inputs.regions.region >>
+      namespace: apps
+`), obj)).To(Succeed())
+		obj.Spec.InputStrategy.IncludeEmptyProviders = includeEmpty
+		return obj
+	}
+	groups := []inputs.Group{
+		{Name: "regions", Inputs: []map[string]any{{"id": "1", "region": "eu"}}},
+		{Name: "previews"}, // no pull request open
+	}
+
+	g := NewWithT(t)
+	objects, err := ForResourceSet(context.Background(), rset(false), groups)
+	g.Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, o := range objects {
+		names = append(names, o.GetName())
+	}
+	g.Expect(names).To(ConsistOf("team-a-eu", "team-b-eu"))
+
+	objects, err = ForResourceSet(context.Background(), rset(true), groups)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(objects).To(BeEmpty())
+}
