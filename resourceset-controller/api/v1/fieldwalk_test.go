@@ -40,6 +40,7 @@ var notYet = []string{
 	"ResourceSet.status.history.lastReconciled",
 	"ResourceSet.status.history.lastReconciledDuration",
 	"ResourceSet.status.history.lastReconciledStatus",
+	"ResourceSet.status.history.metadata",
 	"ResourceSet.status.history.totalReconciliations",
 	"ResourceSetInputProvider.spec.filter.excludeBranch",
 	"ResourceSetInputProvider.spec.filter.excludeEnvironment",
@@ -203,7 +204,7 @@ var externalInline = map[string]reflect.Type{
 
 // walk records the JSON path of every field reachable from the type expression: a field whose type
 // is declared in the package is walked into; a type of another package is a leaf, unless embedded
-// inline (externalInline). metadata and the TypeMeta are not walked.
+// inline (externalInline). The ObjectMeta and the TypeMeta are not walked.
 func (p *goPackage) walk(t *testing.T, expr ast.Expr, path string, out map[string]bool) {
 	t.Helper()
 	switch e := expr.(type) {
@@ -220,7 +221,7 @@ func (p *goPackage) walk(t *testing.T, expr ast.Expr, path string, out map[strin
 	case *ast.StructType:
 		for _, f := range e.Fields.List {
 			name, inline := jsonName(f.Tag)
-			if name == "-" || name == "metadata" {
+			if name == "-" || isObjectMeta(f.Type) {
 				continue
 			}
 			if inline || (len(f.Names) == 0 && name == "") {
@@ -244,6 +245,13 @@ func (p *goPackage) walk(t *testing.T, expr ast.Expr, path string, out map[strin
 			p.walk(t, f.Type, child, out)
 		}
 	}
+}
+
+// isObjectMeta says whether a field's type is the object's or a list's metadata, which are
+// Kubernetes', not the API's.
+func isObjectMeta(expr ast.Expr) bool {
+	sel, ok := expr.(*ast.SelectorExpr)
+	return ok && (sel.Sel.Name == "ObjectMeta" || sel.Sel.Name == "ListMeta")
 }
 
 // enum is the Enum marker of a field of a struct type, as its values.
@@ -283,7 +291,8 @@ func walkReflect(typ reflect.Type, path string, out map[string]bool) {
 		f := typ.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
-		case name == "-" || name == "metadata" || f.Type == reflect.TypeOf(metav1.TypeMeta{}):
+		case name == "-" || f.Type == reflect.TypeOf(metav1.ObjectMeta{}) || f.Type == reflect.TypeOf(metav1.ListMeta{}) ||
+			f.Type == reflect.TypeOf(metav1.TypeMeta{}):
 			continue
 		case f.Anonymous && (name == "" || strings.Contains(opts, "inline")):
 			walkReflect(f.Type, path, out)
