@@ -90,6 +90,16 @@ type Plan struct {
 	Build func(ctx context.Context) ([]*unstructured.Unstructured, error)
 	// Applied, when set, runs after the objects were applied (extra status fields).
 	Applied func()
+	// Metadata describes what was planned (e.g. the number of inputs), for a Historian.
+	Metadata map[string]string
+}
+
+// Historian is implemented by kinds that keep a history of their reconciliations
+// (flux-operator's status.history). Record is called at the end of each reconcile that built and
+// applied, or failed to build: digest is the revision applied (empty when the build failed),
+// reason that of the Ready condition it ended with, metadata what the plan said.
+type Historian[T Object] interface {
+	Record(obj T, digest, reason string, took time.Duration, metadata map[string]string)
 }
 
 // Kind is what a reconciler of one kind of owner gives the lifecycle.
@@ -167,14 +177,32 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (result ctrl.Result
 	}
 	sctx, cancel := context.WithTimeout(ctx, settings.Deadline)
 	defer cancel()
-	return l.reconcile(sctx, obj, fields, settings, start, prior)
+	var out outcome
+	result, err := l.reconcile(sctx, obj, fields, settings, start, prior, &out)
+	if h, ok := l.Kind.(Historian[T]); ok {
+		reason := ""
+		if c := conditions.Get(obj, meta.ReadyCondition); c != nil {
+			reason = c.Reason
+		}
+		if out.applied != "" || reason == meta.BuildFailedReason {
+			h.Record(obj, out.applied, reason, time.Since(start), out.metadata)
+		}
+	}
+	return result, err
+}
+
+// outcome is what a reconcile did, for a Historian: the revision it applied (or tried to), and
+// the plan's metadata.
+type outcome struct {
+	applied  string
+	metadata map[string]string
 }
 
 // reconcile runs the steps: gates, the kind's plan, build, apply (with prune and health
 // checks). prior is the Ready condition before this reconcile, restored when closed gates hold
 // a new revision back and nothing is applied (what was applied is still what Ready described).
 func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, settings Settings, start time.Time,
-	prior *metav1.Condition) (ctrl.Result, error) {
+	prior *metav1.Condition, out *outcome) (ctrl.Result, error) {
 	lastApplied := *fields.LastAppliedRevision
 	open, err := gates.Holder{Reader: l.Client, EventRecorder: l.EventRecorder}.Hold(ctx, obj, lastApplied == "")
 	if err != nil {
@@ -213,6 +241,7 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	out.applied, out.metadata = revision, plan.Metadata
 	if err := l.apply(ctx, obj, fields, settings, objects, revision, start); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -184,6 +184,11 @@ type ResourceSetStatus struct {
 	// +optional
 	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
 
+	// History is the last reconciliations that built or applied, one snapshot per outcome, the
+	// most recent first (at most MaxHistory).
+	// +optional
+	History History `json:"history,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 

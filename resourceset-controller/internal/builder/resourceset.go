@@ -19,9 +19,22 @@ import (
 // out of the product unless spec.inputStrategy.includeEmptyProviders is set. The build stops
 // soon after ctx is done.
 func ForResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group) ([]*unstructured.Unstructured, error) {
+	r, err := RenderResourceSet(ctx, rset, groups)
+	return r.Objects, err
+}
+
+// Rendered is what a ResourceSet renders: the objects, and how many inputs they were rendered
+// with (the combinations under Permute).
+type Rendered struct {
+	Objects []*unstructured.Unstructured
+	Inputs  int
+}
+
+// RenderResourceSet is ForResourceSet, with the number of inputs.
+func RenderResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group) (Rendered, error) {
 	inline, err := inputs.FromAPI(rset.Spec.Inputs)
 	if err != nil {
-		return nil, fmt.Errorf("spec.inputs: %w", err)
+		return Rendered{}, fmt.Errorf("spec.inputs: %w", err)
 	}
 	all := []map[string]any{{}}
 	if len(inline) > 0 || len(rset.Spec.InputsFrom) > 0 {
@@ -29,7 +42,7 @@ func ForResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs
 			groups = inputs.WithoutEmpty(groups)
 		}
 		if all, err = inputs.Combine(rset.GetInputStrategy(), inline, groups, inputs.DefaultLimit); err != nil {
-			return nil, err
+			return Rendered{}, err
 		}
 	}
 	raws := make([][]byte, len(rset.Spec.Resources))
@@ -40,11 +53,12 @@ func ForResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs
 	}
 	t, err := Parse(raws, rset.Spec.ResourcesTemplate)
 	if err != nil {
-		return nil, err
+		return Rendered{}, err
 	}
 	var common *CommonMetadata
 	if cm := rset.Spec.CommonMetadata; cm != nil {
 		common = &CommonMetadata{Labels: cm.Labels, Annotations: cm.Annotations}
 	}
-	return t.Build(ctx, all, common)
+	objects, err := t.Build(ctx, all, common)
+	return Rendered{Objects: objects, Inputs: len(all)}, err
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -111,10 +112,11 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	if waiting, err := r.checkDependencies(ctx, obj); err != nil || waiting {
 		return owner.Plan{Done: wait}, err
 	}
-	objects, err := builder.ForResourceSet(ctx, obj, groups)
+	rendered, err := builder.RenderResourceSet(ctx, obj, groups)
 	if err != nil {
 		return owner.Plan{}, r.buildFailed(obj, err)
 	}
+	objects := rendered.Objects
 	revision, err := apply.Revision(objects)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
@@ -122,6 +124,7 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	return owner.Plan{
 		Revision: revision,
 		Build:    func(context.Context) ([]*unstructured.Unstructured, error) { return objects, nil },
+		Metadata: map[string]string{"inputs": strconv.Itoa(rendered.Inputs), "resources": strconv.Itoa(len(objects))},
 	}, nil
 }
 
