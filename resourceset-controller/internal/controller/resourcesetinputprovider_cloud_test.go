@@ -29,8 +29,8 @@ spec:
   url: https://example.com/org/repo
 `, strings.ToLower(typ), typ))
 		key := client.ObjectKeyFromObject(obj)
-		g.Eventually(rsipCondition(key, meta.StalledCondition), timeout).Should(Equal("True|ReconciliationFailed|provider type " + typ +
-			" needs cloud identity (the workload identity of Azure, AWS or Google Cloud), which Sluice does not have: " +
+		g.Eventually(rsipCondition(key, meta.StalledCondition), timeout).Should(Equal("True|ReconciliationFailed|provider type "+typ+
+			" needs cloud identity (the workload identity of Azure, AWS or Google Cloud), which Sluice does not have: "+
 			"use Static, OCIArtifactTag or ExternalService"), typ)
 		g.Expect(rsipGet(g, key).Status.ExportedInputs).To(BeEmpty())
 	}
