@@ -28,3 +28,7 @@ const ApplySucceededReason = "ApplySucceeded"
 
 // Finalizer lets the controller delete the applied resources before a ResourceSet goes away.
 const Finalizer = "fluxcd.controlplane.io/finalizer"
+
+// InputsGuardedReason is the reason of Ready=False while the providers of an inputsFrom
+// reference export fewer inputs than its minInputs: nothing is applied or pruned.
+const InputsGuardedReason = "InputsGuarded"

@@ -110,6 +110,14 @@ type InputProviderReference struct {
 	// Selector selects providers by labels.
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// MinInputs guards against a provider that suddenly exports too little (an API answering
+	// an empty list, a filter gone wrong): while the providers of this reference export fewer
+	// inputs than this in all, nothing is applied or pruned, the objects applied last stay, and
+	// Ready is False with the reason InputsGuarded. A Sluice addition; unset, no guard.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MinInputs *int32 `json:"minInputs,omitempty"`
 }
 
 // InputStrategySpec says how inputs from several sources are combined.

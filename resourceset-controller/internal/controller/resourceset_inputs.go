@@ -20,12 +20,16 @@ import (
 // keeps its last exported inputs, which are used. So an erroring provider never prunes, while a
 // healthy provider that exports nothing is an answer and prunes what its inputs generated.
 func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.ResourceSet) ([]inputs.Group, bool, error) {
-	providers, waitMsg, err := r.providersOf(ctx, obj)
+	providers, perRef, waitMsg, err := r.providersOf(ctx, obj)
 	if err != nil {
 		return nil, false, err
 	}
 	if waitMsg != "" {
 		r.owners().Waiting(ctx, obj, rsv1.DependencyNotReadyReason, waitMsg)
+		return nil, true, nil
+	}
+	if msg := guardInputs(obj, providers, perRef); msg != "" {
+		r.owners().Waiting(ctx, obj, rsv1.InputsGuardedReason, msg)
 		return nil, true, nil
 	}
 	groups, err := inputs.FromProviders(providers)
@@ -35,33 +39,36 @@ func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.Res
 	return groups, false, nil
 }
 
-// providersOf lists the providers selected by spec.inputsFrom, once each, in name order; waitMsg
-// says which one the ResourceSet waits for.
-func (r *ResourceSetReconciler) providersOf(ctx context.Context, obj *rsv1.ResourceSet) ([]rsv1.ResourceSetInputProvider, string, error) {
+// providersOf lists the providers selected by spec.inputsFrom, once each, in name order, and the
+// names each reference selects (perRef); waitMsg says which one the ResourceSet waits for.
+func (r *ResourceSetReconciler) providersOf(ctx context.Context, obj *rsv1.ResourceSet) ([]rsv1.ResourceSetInputProvider, [][]string, string, error) {
 	seen := map[string]rsv1.ResourceSetInputProvider{}
-	for _, ref := range obj.Spec.InputsFrom {
+	perRef := make([][]string, len(obj.Spec.InputsFrom))
+	for i, ref := range obj.Spec.InputsFrom {
 		if ref.Name != "" {
 			p := rsv1.ResourceSetInputProvider{}
 			err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: ref.Name}, &p)
 			if client.IgnoreNotFound(err) != nil {
-				return nil, "", err
+				return nil, nil, "", err
 			}
 			if err != nil {
-				return nil, fmt.Sprintf("input provider '%s/%s' not found", obj.Namespace, ref.Name), nil
+				return nil, nil, fmt.Sprintf("input provider '%s/%s' not found", obj.Namespace, ref.Name), nil
 			}
 			seen[p.Name] = p
+			perRef[i] = []string{p.Name}
 			continue
 		}
 		sel, err := metav1.LabelSelectorAsSelector(ref.Selector)
 		if err != nil {
-			return nil, "", r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(fmt.Errorf("inputsFrom selector: %w", err)))
+			return nil, nil, "", r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(fmt.Errorf("inputsFrom selector: %w", err)))
 		}
 		list := &rsv1.ResourceSetInputProviderList{}
 		if err := r.List(ctx, list, client.InNamespace(obj.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
 		for _, p := range list.Items {
 			seen[p.Name] = p
+			perRef[i] = append(perRef[i], p.Name)
 		}
 	}
 	names := make([]string, 0, len(seen))
@@ -77,11 +84,11 @@ func (r *ResourceSetReconciler) providersOf(ctx context.Context, obj *rsv1.Resou
 		case p.Status.LastExportedRevision != "":
 			// A failing provider keeps its last exported inputs: they are what it last knew.
 		case ready != nil && ready.Status == metav1.ConditionFalse:
-			return nil, fmt.Sprintf("input provider '%s/%s' is not ready: %s", p.Namespace, p.Name, ready.Message), nil
+			return nil, nil, fmt.Sprintf("input provider '%s/%s' is not ready: %s", p.Namespace, p.Name, ready.Message), nil
 		default:
-			return nil, fmt.Sprintf("input provider '%s/%s' has not exported inputs yet", p.Namespace, p.Name), nil
+			return nil, nil, fmt.Sprintf("input provider '%s/%s' has not exported inputs yet", p.Namespace, p.Name), nil
 		}
 		providers = append(providers, p)
 	}
-	return providers, "", nil
+	return providers, perRef, "", nil
 }
