@@ -23,6 +23,11 @@ const (
 	// PruneAnnotation set to `disabled` on a generated object keeps it when it leaves the set.
 	PruneAnnotation = "fluxcd.controlplane.io/prune"
 
+	// AllowPruneAnnotation lets one reconciliation prune more than spec.maxPrune: its value is
+	// the revision (sha256:…) that the PruneLimitExceeded message names, so it lets that prune
+	// through and no later one. A Sluice addition.
+	AllowPruneAnnotation = "resourceset.fluxcd.controlplane.io/allow-prune"
+
 	// EnabledValue is the value that turns an annotation on.
 	EnabledValue = "enabled"
 	// DisabledValue is the value that turns an annotation off.

@@ -32,3 +32,7 @@ const Finalizer = "fluxcd.controlplane.io/finalizer"
 // InputsGuardedReason is the reason of Ready=False while the providers of an inputsFrom
 // reference export fewer inputs than its minInputs: nothing is applied or pruned.
 const InputsGuardedReason = "InputsGuarded"
+
+// PruneLimitExceededReason is the reason of Ready=False while a reconciliation would delete more
+// objects than spec.maxPrune allows: nothing is applied or pruned.
+const PruneLimitExceededReason = "PruneLimitExceeded"

@@ -6,6 +6,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
@@ -70,6 +71,17 @@ type ResourceSetSpec struct {
 	// Gates hold the ResourceSet on its last applied resources while they are closed.
 	// +optional
 	Gates *gatesapi.Gates `json:"gates,omitempty"`
+
+	// MaxPrune is the most objects one reconciliation may delete: a number (`10`) or a
+	// percentage of the inventory (`25%`, rounded down). A reconciliation that would delete more
+	// applies and prunes nothing, with Ready=False and the reason PruneLimitExceeded, until the
+	// limit is raised or the annotation resourceset.fluxcd.controlplane.io/allow-prune names its
+	// revision. A Sluice addition; unset, no limit. Deleting the ResourceSet is not limited.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)%?$`
+	// +kubebuilder:validation:XValidation:rule="type(self) != int || self >= 0",message="spec.maxPrune must not be negative"
+	// +optional
+	MaxPrune *intstr.IntOrString `json:"maxPrune,omitempty"`
 }
 
 // CommonMetadata holds the labels and annotations set on every generated object.

@@ -121,9 +121,22 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
 	}
+	msg, allowed, err := pruneLimit(obj, objects, revision)
+	if err != nil {
+		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
+	}
+	if msg != "" {
+		r.owners().Waiting(ctx, obj, rsv1.PruneLimitExceededReason, msg)
+		return owner.Plan{Done: &ctrl.Result{RequeueAfter: r.Settings(obj).Interval}}, nil
+	}
+	var applied func()
+	if allowed {
+		applied = func() { r.useAllowPrune(ctx, obj) }
+	}
 	return owner.Plan{
 		Revision: revision,
 		Build:    func(context.Context) ([]*unstructured.Unstructured, error) { return objects, nil },
+		Applied:  applied,
 		Metadata: map[string]string{"inputs": strconv.Itoa(rendered.Inputs), "resources": strconv.Itoa(len(objects))},
 	}, nil
 }

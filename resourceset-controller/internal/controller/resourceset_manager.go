@@ -55,7 +55,8 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&rsv1.ResourceSet{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{},
-			annotationsChanged(rsv1.ReconcileAnnotation, rsv1.ReconcileEveryAnnotation, rsv1.ReconcileTimeoutAnnotation, rsv1.ForceAnnotation),
+			annotationsChanged(rsv1.ReconcileAnnotation, rsv1.ReconcileEveryAnnotation, rsv1.ReconcileTimeoutAnnotation, rsv1.ForceAnnotation,
+				rsv1.AllowPruneAnnotation),
 		))).
 		Watches(&rsv1.ResourceSetInputProvider{}, handler.EnqueueRequestsFromMapFunc(r.usersOfProvider),
 			builder.WithPredicates(exportedInputsChanged())).

@@ -1,0 +1,68 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+)
+
+// pruneLimit says why the build of revision must not be applied (empty when it may): it would
+// delete more of the inventory than spec.maxPrune allows, and the allow-prune annotation does not
+// name revision. One mistaken change (an input removed, a template broken into nothing) then
+// costs a condition rather than a fleet.
+//
+// allowed says that the build prunes more than the limit and the annotation lets it through:
+// the annotation is then used up (removed once the prune is done), so that it lets exactly one
+// prune through.
+func pruneLimit(obj *rsv1.ResourceSet, objects []*unstructured.Unstructured, revision string) (msg string, allowed bool, err error) {
+	if obj.Spec.MaxPrune == nil || obj.Status.Inventory == nil || len(obj.Status.Inventory.Entries) == 0 {
+		return "", false, nil
+	}
+	total := len(obj.Status.Inventory.Entries)
+	limit, err := intstr.GetScaledValueFromIntOrPercent(obj.Spec.MaxPrune, total, false)
+	if err != nil {
+		return "", false, fmt.Errorf("spec.maxPrune: %w", err)
+	}
+	// A rendered object without a namespace lands in the ResourceSet's (or is cluster-scoped).
+	keep := map[string]bool{}
+	for _, o := range objects {
+		gk := o.GroupVersionKind().GroupKind()
+		keep[object.ObjMetadata{GroupKind: gk, Namespace: o.GetNamespace(), Name: o.GetName()}.String()] = true
+		if o.GetNamespace() == "" {
+			keep[object.ObjMetadata{GroupKind: gk, Namespace: obj.Namespace, Name: o.GetName()}.String()] = true
+		}
+	}
+	deleted := 0
+	for _, e := range obj.Status.Inventory.Entries {
+		if !keep[e.ID] {
+			deleted++
+		}
+	}
+	if deleted <= limit {
+		return "", false, nil
+	}
+	if obj.GetAnnotations()[rsv1.AllowPruneAnnotation] == revision {
+		return "", true, nil
+	}
+	return fmt.Sprintf("revision %s would delete %d of the %d objects applied, more than spec.maxPrune %s allows (%d): "+
+		"nothing is applied or pruned; raise spec.maxPrune, or annotate the ResourceSet with %s=%s to let this one prune through",
+		revision, deleted, total, obj.Spec.MaxPrune.String(), limit, rsv1.AllowPruneAnnotation, revision), false, nil
+}
+
+// useAllowPrune removes the allow-prune annotation once the prune it let through is done.
+func (r *ResourceSetReconciler) useAllowPrune(ctx context.Context, obj *rsv1.ResourceSet) {
+	patch := []byte(`{"metadata":{"annotations":{"` + rsv1.AllowPruneAnnotation + `":null}}}`)
+	target := &rsv1.ResourceSet{ObjectMeta: metav1.ObjectMeta{Namespace: obj.Namespace, Name: obj.Name}}
+	if err := r.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		log.FromContext(ctx).Error(err, "removing the used annotation "+rsv1.AllowPruneAnnotation)
+	}
+}
