@@ -51,7 +51,6 @@ var notYet = []string{
 	"ResourceSetInputProvider.spec.selectors.matchLabels",
 	"ResourceSetInputProvider.spec.selectors.name",
 	"ResourceSetInputProvider.spec.selectors.namespace",
-	"ResourceSetInputProvider.spec.serviceAccountName",
 	"ResourceSetInputProvider.spec.skip",
 	"ResourceSetInputProvider.spec.skip.labels",
 	"ResourceSetInputProvider.status.lastHandledForceAt",

@@ -55,6 +55,12 @@ type ResourceSetInputProviderSpec struct {
 	// +optional
 	Insecure bool `json:"insecure,omitempty"`
 
+	// ServiceAccountName is, in flux-operator, the account whose cloud workload identity the
+	// cloud types (CloudIdentityProviders) authenticate with. Sluice has no cloud identity and
+	// refuses those types; with the other types it has no effect, as in flux-operator.
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
 	// SecretRef names a Secret in the same namespace with the credentials: a
 	// kubernetes.io/dockerconfigjson Secret for OCIArtifactTag; `username` and `password`, or
 	// `token` (bearer), for ExternalService.
