@@ -102,15 +102,18 @@ type ResourceSetInput map[string]*apiextensionsv1.JSON
 // InputProviderReference selects ResourceSetInputProviders in the ResourceSet's namespace, by name
 // or by labels.
 // +kubebuilder:validation:XValidation:rule="(has(self.name) && size(self.name) > 0) != has(self.selector)",message="exactly one of name or selector must be set"
+// +kubebuilder:validation:XValidation:rule="self.kind != 'ResourceSetInputProvider' || self.apiVersion == 'fluxcd.controlplane.io/v1'",message="the apiVersion of a ResourceSetInputProvider is fluxcd.controlplane.io/v1"
 type InputProviderReference struct {
-	// APIVersion of the provider.
-	// +kubebuilder:validation:Enum=fluxcd.controlplane.io/v1
+	// APIVersion of the provider: fluxcd.controlplane.io/v1 (the default), or v1 for a ConfigMap
+	// or a Secret, which also accept the default.
+	// +kubebuilder:validation:Enum=fluxcd.controlplane.io/v1;v1
 	// +kubebuilder:default=fluxcd.controlplane.io/v1
 	// +optional
 	APIVersion string `json:"apiVersion,omitempty"`
 
-	// Kind of the provider.
-	// +kubebuilder:validation:Enum=ResourceSetInputProvider
+	// Kind of the provider: ResourceSetInputProvider, or (a Sluice addition) ConfigMap or Secret,
+	// each object of which is one input made of its data, read as the ResourceSet's account.
+	// +kubebuilder:validation:Enum=ResourceSetInputProvider;ConfigMap;Secret
 	// +required
 	Kind string `json:"kind"`
 

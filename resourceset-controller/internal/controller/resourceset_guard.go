@@ -14,11 +14,7 @@ import (
 // providers of an inputsFrom reference export fewer inputs in all than its minInputs. A provider
 // that answers an empty list (an API outage, a broken filter) would otherwise prune everything
 // its inputs generated, which is how whole fleets are lost.
-func guardInputs(obj *rsv1.ResourceSet, providers []rsv1.ResourceSetInputProvider, perRef [][]string) string {
-	counts := make(map[string]int, len(providers))
-	for _, p := range providers {
-		counts[p.Name] = len(p.Status.ExportedInputs)
-	}
+func guardInputs(obj *rsv1.ResourceSet, counts map[string]int, perRef [][]string) string {
 	var guarded []string
 	for i, ref := range obj.Spec.InputsFrom {
 		if ref.MinInputs == nil {
@@ -26,25 +22,30 @@ func guardInputs(obj *rsv1.ResourceSet, providers []rsv1.ResourceSetInputProvide
 		}
 		total := 0
 		var parts []string
-		names := append([]string(nil), perRef[i]...)
-		sort.Strings(names)
-		for _, n := range names {
-			total += counts[n]
-			parts = append(parts, fmt.Sprintf("'%s/%s' %d", obj.Namespace, n, counts[n]))
+		keys := append([]string(nil), perRef[i]...)
+		sort.Strings(keys)
+		for _, k := range keys {
+			total += counts[k]
+			_, name, _ := strings.Cut(k, "/")
+			parts = append(parts, fmt.Sprintf("'%s/%s' %d", obj.Namespace, name, counts[k]))
 		}
 		if total >= int(*ref.MinInputs) {
 			continue
 		}
+		what := "input provider"
+		if ref.Kind != rsv1.ResourceSetInputProviderKind {
+			what = ref.Kind
+		}
 		switch {
 		case ref.Name != "":
-			guarded = append(guarded, fmt.Sprintf("input provider '%s/%s' exports %d inputs, fewer than the minInputs %d of inputsFrom[%d]",
-				obj.Namespace, ref.Name, total, *ref.MinInputs, i))
+			guarded = append(guarded, fmt.Sprintf("%s '%s/%s' exports %d inputs, fewer than the minInputs %d of inputsFrom[%d]",
+				what, obj.Namespace, ref.Name, total, *ref.MinInputs, i))
 		case len(parts) == 0:
-			guarded = append(guarded, fmt.Sprintf("the selector of inputsFrom[%d] (%s) selects no input provider, fewer inputs than its minInputs %d",
-				i, metav1.FormatLabelSelector(ref.Selector), *ref.MinInputs))
+			guarded = append(guarded, fmt.Sprintf("the selector of inputsFrom[%d] (%s) selects no %s, fewer inputs than its minInputs %d",
+				i, metav1.FormatLabelSelector(ref.Selector), what, *ref.MinInputs))
 		default:
-			guarded = append(guarded, fmt.Sprintf("the input providers of inputsFrom[%d] (%s) export %d inputs (%s), fewer than its minInputs %d",
-				i, metav1.FormatLabelSelector(ref.Selector), total, strings.Join(parts, ", "), *ref.MinInputs))
+			guarded = append(guarded, fmt.Sprintf("the %ss of inputsFrom[%d] (%s) export %d inputs (%s), fewer than its minInputs %d",
+				what, i, metav1.FormatLabelSelector(ref.Selector), total, strings.Join(parts, ", "), *ref.MinInputs))
 		}
 	}
 	if len(guarded) == 0 {

@@ -24,11 +24,25 @@ func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.Res
 	if err != nil {
 		return nil, false, err
 	}
+	var data []inputs.Group
+	if waitMsg == "" {
+		data, waitMsg, err = r.dataInputsOf(ctx, obj, perRef)
+		if err != nil {
+			return nil, false, err
+		}
+	}
 	if waitMsg != "" {
 		r.owners().Waiting(ctx, obj, rsv1.DependencyNotReadyReason, waitMsg)
 		return nil, true, nil
 	}
-	if msg := guardInputs(obj, providers, perRef); msg != "" {
+	counts := map[string]int{}
+	for _, p := range providers {
+		counts[sourceKey(rsv1.ResourceSetInputProviderKind, p.Name)] = len(p.Status.ExportedInputs)
+	}
+	for _, g := range data {
+		counts[g.Name] = len(g.Inputs)
+	}
+	if msg := guardInputs(obj, counts, perRef); msg != "" {
 		r.owners().Waiting(ctx, obj, rsv1.InputsGuardedReason, msg)
 		return nil, true, nil
 	}
@@ -36,15 +50,22 @@ func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.Res
 	if err != nil {
 		return nil, false, r.owners().Failed(obj, rsv1.BuildFailedReason, err)
 	}
-	return groups, false, nil
+	return append(groups, dataGroups(data)...), false, nil
 }
 
+// sourceKey names a source of inputs in perRef and in the counts: "<kind>/<name>".
+func sourceKey(kind, name string) string { return kind + "/" + name }
+
 // providersOf lists the providers selected by spec.inputsFrom, once each, in name order, and the
-// names each reference selects (perRef); waitMsg says which one the ResourceSet waits for.
+// sources each reference selects (perRef, by sourceKey); waitMsg says which one the ResourceSet
+// waits for.
 func (r *ResourceSetReconciler) providersOf(ctx context.Context, obj *rsv1.ResourceSet) ([]rsv1.ResourceSetInputProvider, [][]string, string, error) {
 	seen := map[string]rsv1.ResourceSetInputProvider{}
 	perRef := make([][]string, len(obj.Spec.InputsFrom))
 	for i, ref := range obj.Spec.InputsFrom {
+		if ref.Kind != rsv1.ResourceSetInputProviderKind {
+			continue // ConfigMaps and Secrets: dataInputsOf
+		}
 		if ref.Name != "" {
 			p := rsv1.ResourceSetInputProvider{}
 			err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: ref.Name}, &p)
@@ -55,7 +76,7 @@ func (r *ResourceSetReconciler) providersOf(ctx context.Context, obj *rsv1.Resou
 				return nil, nil, fmt.Sprintf("input provider '%s/%s' not found", obj.Namespace, ref.Name), nil
 			}
 			seen[p.Name] = p
-			perRef[i] = []string{p.Name}
+			perRef[i] = []string{sourceKey(ref.Kind, p.Name)}
 			continue
 		}
 		sel, err := metav1.LabelSelectorAsSelector(ref.Selector)
@@ -68,7 +89,7 @@ func (r *ResourceSetReconciler) providersOf(ctx context.Context, obj *rsv1.Resou
 		}
 		for _, p := range list.Items {
 			seen[p.Name] = p
-			perRef[i] = append(perRef[i], p.Name)
+			perRef[i] = append(perRef[i], sourceKey(ref.Kind, p.Name))
 		}
 	}
 	names := make([]string, 0, len(seen))
