@@ -121,6 +121,10 @@ func (pp *providerPool) groupsFor(ctx context.Context, rset *rsv1.ResourceSet) (
 	}
 	selected := map[string]pooledProvider{}
 	for i, ref := range rset.Spec.InputsFrom {
+		if ref.Kind != "" && ref.Kind != rsv1.ResourceSetInputProviderKind {
+			return nil, fmt.Errorf("ResourceSet '%s/%s': spec.inputsFrom[%d] is a %s, whose data the controller reads in the cluster: "+
+				"build reads input providers only", rset.Namespace, rset.Name, i, ref.Kind)
+		}
 		if ref.Name != "" {
 			p, ok := pp.byKey[rset.Namespace+"/"+ref.Name]
 			if !ok {
