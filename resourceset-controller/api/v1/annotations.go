@@ -28,6 +28,15 @@ const (
 	// through and no later one. A Sluice addition.
 	AllowPruneAnnotation = "resourceset.fluxcd.controlplane.io/allow-prune"
 
+	// ChecksumFromAnnotation, on any metadata.annotations map of a generated object (a pod
+	// template's, typically), lists ConfigMaps and Secrets as `Kind/namespace/name`, separated by
+	// commas: the controller writes the digest of their data into the sibling ChecksumAnnotation,
+	// so that a Deployment rolls when they change.
+	ChecksumFromAnnotation = "fluxcd.controlplane.io/checksumFrom"
+	// ChecksumAnnotation is the `sha256:<hex>` digest the controller writes for
+	// ChecksumFromAnnotation.
+	ChecksumAnnotation = "fluxcd.controlplane.io/checksum"
+
 	// EnabledValue is the value that turns an annotation on.
 	EnabledValue = "enabled"
 	// DisabledValue is the value that turns an annotation off.

@@ -33,7 +33,6 @@ var notYet = []string{
 	"ResourceSet.spec.steps.resources",
 	"ResourceSet.spec.steps.resourcesTemplate",
 	"ResourceSet.spec.steps.timeout",
-	"ResourceSet.status.externalChecksumRefs",
 	"ResourceSetInputProvider.spec.filter.excludeBranch",
 	"ResourceSetInputProvider.spec.filter.excludeEnvironment",
 	"ResourceSetInputProvider.spec.filter.includeBranch",

@@ -207,6 +207,12 @@ type ResourceSetStatus struct {
 	// +optional
 	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
 
+	// ExternalChecksumRefs are the ConfigMaps and Secrets (`Kind/namespace/name`) that
+	// checksumFrom annotations of the last reconciliation name and that this ResourceSet does not
+	// generate: a change to one of them reconciles the ResourceSet.
+	// +optional
+	ExternalChecksumRefs []string `json:"externalChecksumRefs,omitempty"`
+
 	// History is the last reconciliations that built or applied, one snapshot per outcome, the
 	// most recent first (at most MaxHistory).
 	// +optional

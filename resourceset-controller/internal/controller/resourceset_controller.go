@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -117,6 +118,25 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 		return owner.Plan{}, r.buildFailed(obj, err)
 	}
 	objects := rendered.Objects
+	obj.Status.ExternalChecksumRefs = nil
+	if hasChecksumFrom(objects) {
+		cl, err := r.owners().ClientFor(ctx, obj)
+		if err != nil {
+			return owner.Plan{}, err
+		}
+		external, waitMsg, err := writeChecksums(ctx, cl, objects, obj.Namespace)
+		if errors.Is(err, errChecksumFrom) {
+			return owner.Plan{}, r.buildFailed(obj, err)
+		}
+		if err != nil {
+			return owner.Plan{}, err
+		}
+		if waitMsg != "" {
+			r.owners().Waiting(ctx, obj, rsv1.DependencyNotReadyReason, waitMsg)
+			return owner.Plan{Done: &ctrl.Result{RequeueAfter: r.RequeueDependency}}, nil
+		}
+		obj.Status.ExternalChecksumRefs = external
+	}
 	revision, err := apply.Revision(objects)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))

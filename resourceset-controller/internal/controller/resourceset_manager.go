@@ -28,8 +28,9 @@ const dependsOnIndex = "spec.dependsOn.resourceset"
 
 // SetupWithManager registers the ResourceSet controller. A ResourceSet is reconciled when its
 // spec or reconcile annotations change, when a provider it uses exports new inputs, when a gate
-// it lists opens or closes, when a ResourceSet it depends on becomes ready or not, and when an
-// object of another kind it depends on changes (dependencyWatches).
+// it lists opens or closes, when a ResourceSet it depends on becomes ready or not, when an
+// object of another kind it depends on changes (dependencyWatches), and when a ConfigMap or
+// Secret its checksumFrom annotations name changes.
 func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	if err := gates.SetupIndex(ctx, mgr.GetFieldIndexer(), &rsv1.ResourceSet{}); err != nil {
 		return err
@@ -63,6 +64,10 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 		Watches(&rsv1.ResourceSet{}, handler.EnqueueRequestsFromMapFunc(r.dependents),
 			builder.WithPredicates(readinessChanged())).
 		WithOptions(opts)
+	b, err := r.watchChecksumRefs(ctx, mgr, b)
+	if err != nil {
+		return err
+	}
 	c, err := gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &rsv1.ResourceSetList{} }).Build(r)
 	if err != nil {
 		return err
