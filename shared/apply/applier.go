@@ -71,6 +71,9 @@ type Request struct {
 	Prune   bool
 	Wait    bool
 	Timeout time.Duration
+	// Step marks the apply of a part of the owner's objects (one of its ordered steps): what
+	// is remembered of the owner's last apply is neither used nor replaced.
+	Step bool
 }
 
 // Result is what an apply did.
@@ -110,6 +113,9 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 
 	var live map[string]string
 	state := a.Memory.get(req.Owner)
+	if req.Step {
+		state = nil
+	}
 	if state != nil {
 		var err error
 		if live, err = liveVersions(ctx, a.Client, req.Objects, owner); err != nil {
@@ -152,16 +158,18 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 
-	if len(toApply) > 0 {
-		var err error
-		if live, err = liveVersions(ctx, a.Client, req.Objects, owner); err != nil {
-			live = nil
+	if !req.Step {
+		if len(toApply) > 0 {
+			var err error
+			if live, err = liveVersions(ctx, a.Client, req.Objects, owner); err != nil {
+				live = nil
+			}
 		}
-	}
-	if live != nil {
-		a.Memory.set(req.Owner, newAppliedState(req.Revision, enc, live))
-	} else {
-		a.Memory.Forget(req.Owner)
+		if live != nil {
+			a.Memory.set(req.Owner, newAppliedState(req.Revision, enc, live))
+		} else {
+			a.Memory.Forget(req.Owner)
+		}
 	}
 
 	if req.Wait && len(cs.Entries) > 0 {

@@ -92,6 +92,9 @@ type Plan struct {
 	Applied func()
 	// Metadata describes what was planned (e.g. the number of inputs), for a Historian.
 	Metadata map[string]string
+	// Steps, when there are several, split the built objects (in order) into steps applied one
+	// after another (applySteps).
+	Steps []Step
 }
 
 // Historian is implemented by kinds that keep a history of their reconciliations
@@ -221,6 +224,7 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 		waiting = revision
 	}
 	gates.Waiting(obj, waiting)
+	replayed := false
 	if !open && revision != lastApplied {
 		// Closed gates hold what is new, not the correction of drift: the last applied objects
 		// are applied again. They are known in memory only: after a restart nothing is applied
@@ -234,7 +238,7 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 			gates.MarkHeldReady(obj)
 			return ctrl.Result{RequeueAfter: settings.Interval}, nil
 		}
-		revision, applied = rev, nil
+		revision, applied, replayed = rev, nil, true
 		build = func(context.Context) ([]*unstructured.Unstructured, error) { return objects, nil }
 	}
 	objects, err := build(ctx)
@@ -242,6 +246,16 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 		return ctrl.Result{}, err
 	}
 	out.applied, out.metadata = revision, plan.Metadata
+	if !replayed {
+		// The plan's own build, not the last applied objects re-applied behind closed gates.
+		final, err := l.applySteps(ctx, obj, fields, settings, objects, revision, plan.Steps)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if final > 0 {
+			settings.Timeout = final
+		}
+	}
 	if err := l.apply(ctx, obj, fields, settings, objects, revision, start); err != nil {
 		return ctrl.Result{}, err
 	}

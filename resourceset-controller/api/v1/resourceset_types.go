@@ -24,6 +24,7 @@ const (
 )
 
 // ResourceSetSpec is the set of templated resources and the inputs they are rendered with.
+// +kubebuilder:validation:XValidation:rule="!has(self.steps) || size(self.steps) == 0 || ((!has(self.resources) || size(self.resources) == 0) && (!has(self.resourcesTemplate) || size(self.resourcesTemplate) == 0))",message="spec.steps cannot be combined with spec.resources or spec.resourcesTemplate: move them into a step"
 type ResourceSetSpec struct {
 	// CommonMetadata is set on every generated object, overriding the same keys of its templates.
 	// +optional
@@ -55,6 +56,14 @@ type ResourceSetSpec struct {
 	// +optional
 	ResourcesTemplate string `json:"resourcesTemplate,omitempty"`
 
+	// Steps are groups of resources applied one after another, each health-checked before the
+	// next; in place of resources and resourcesTemplate.
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:XValidation:rule="self.all(s, self.exists_one(x, x.name == s.name))",message="step names must be unique"
+	// +listType=atomic
+	// +optional
+	Steps []ResourceSetStep `json:"steps,omitempty"`
+
 	// DependsOn lists objects that must exist (and, with ready, be ready) before the resources are
 	// applied.
 	// +optional
@@ -82,6 +91,31 @@ type ResourceSetSpec struct {
 	// +kubebuilder:validation:XValidation:rule="type(self) != int || self >= 0",message="spec.maxPrune must not be negative"
 	// +optional
 	MaxPrune *intstr.IntOrString `json:"maxPrune,omitempty"`
+}
+
+// ResourceSetStep is one group of resources of spec.steps.
+// +kubebuilder:validation:XValidation:rule="(has(self.resources) && size(self.resources) > 0) || (has(self.resourcesTemplate) && size(self.resourcesTemplate) > 0)",message="a step needs resources or a resourcesTemplate"
+type ResourceSetStep struct {
+	// Name of the step, a DNS label unique in the ResourceSet.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +required
+	Name string `json:"name"`
+
+	// Resources of the step, as spec.resources.
+	// +kubebuilder:validation:items:Type=object
+	// +optional
+	Resources []*apiextensionsv1.JSON `json:"resources,omitempty"`
+
+	// ResourcesTemplate of the step, as spec.resourcesTemplate.
+	// +optional
+	ResourcesTemplate string `json:"resourcesTemplate,omitempty"`
+
+	// Timeout of the step's health check (default: the reconcile timeout).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
 
 // CommonMetadata holds the labels and annotations set on every generated object.

@@ -3,7 +3,10 @@ package builder
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
@@ -28,6 +31,16 @@ func ForResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs
 type Rendered struct {
 	Objects []*unstructured.Unstructured
 	Inputs  int
+	// Steps are the spec.steps, in order, each with the number of Objects it holds (Objects
+	// lists them step after step); empty without steps.
+	Steps []Step
+}
+
+// Step is one of spec.steps as rendered.
+type Step struct {
+	Name    string
+	Size    int
+	Timeout time.Duration
 }
 
 // RenderResourceSet is ForResourceSet, with the number of inputs.
@@ -45,20 +58,50 @@ func RenderResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inp
 			return Rendered{}, err
 		}
 	}
-	raws := make([][]byte, len(rset.Spec.Resources))
-	for i, r := range rset.Spec.Resources {
-		if r != nil {
-			raws[i] = r.Raw
-		}
-	}
-	t, err := Parse(raws, rset.Spec.ResourcesTemplate)
-	if err != nil {
-		return Rendered{}, err
-	}
 	var common *CommonMetadata
 	if cm := rset.Spec.CommonMetadata; cm != nil {
 		common = &CommonMetadata{Labels: cm.Labels, Annotations: cm.Annotations}
 	}
-	objects, err := t.Build(ctx, all, common)
-	return Rendered{Objects: objects, Inputs: len(all)}, err
+	if len(rset.Spec.Steps) == 0 {
+		objects, err := build(ctx, rset.Spec.Resources, rset.Spec.ResourcesTemplate, all, common)
+		return Rendered{Objects: objects, Inputs: len(all)}, err
+	}
+	out := Rendered{Inputs: len(all)}
+	inStep := map[objectKey]string{}
+	for _, step := range rset.Spec.Steps {
+		objects, err := build(ctx, step.Resources, step.ResourcesTemplate, all, common)
+		if err != nil {
+			return Rendered{}, fmt.Errorf("step %q: %w", step.Name, err)
+		}
+		for _, o := range objects {
+			k := keyOf(o)
+			if other, dup := inStep[k]; dup {
+				return Rendered{}, fmt.Errorf("%s '%s' is in steps %q and %q: an object belongs to one step", o.GetKind(),
+					strings.TrimPrefix(o.GetNamespace()+"/"+o.GetName(), "/"), other, step.Name)
+			}
+			inStep[k] = step.Name
+		}
+		var timeout time.Duration
+		if step.Timeout != nil {
+			timeout = step.Timeout.Duration
+		}
+		out.Objects = append(out.Objects, objects...)
+		out.Steps = append(out.Steps, Step{Name: step.Name, Size: len(objects), Timeout: timeout})
+	}
+	return out, nil
+}
+
+// build renders resources and a resourcesTemplate with the inputs.
+func build(ctx context.Context, resources []*apiextensionsv1.JSON, template string, all []map[string]any, common *CommonMetadata) ([]*unstructured.Unstructured, error) {
+	raws := make([][]byte, len(resources))
+	for i, r := range resources {
+		if r != nil {
+			raws[i] = r.Raw
+		}
+	}
+	t, err := Parse(raws, template)
+	if err != nil {
+		return nil, err
+	}
+	return t.Build(ctx, all, common)
 }

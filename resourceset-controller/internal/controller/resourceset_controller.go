@@ -149,6 +149,14 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 		r.owners().Waiting(ctx, obj, rsv1.PruneLimitExceededReason, msg)
 		return owner.Plan{Done: &ctrl.Result{RequeueAfter: r.Settings(obj).Interval}}, nil
 	}
+	metadata := map[string]string{"inputs": strconv.Itoa(rendered.Inputs), "resources": strconv.Itoa(len(objects))}
+	var steps []owner.Step
+	for _, st := range rendered.Steps {
+		steps = append(steps, owner.Step{Name: st.Name, Size: st.Size, Timeout: st.Timeout})
+	}
+	if len(steps) > 0 {
+		metadata["steps"] = strconv.Itoa(len(steps))
+	}
 	var applied func()
 	if allowed {
 		applied = func() { r.useAllowPrune(ctx, obj) }
@@ -157,7 +165,8 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 		Revision: revision,
 		Build:    func(context.Context) ([]*unstructured.Unstructured, error) { return objects, nil },
 		Applied:  applied,
-		Metadata: map[string]string{"inputs": strconv.Itoa(rendered.Inputs), "resources": strconv.Itoa(len(objects))},
+		Metadata: metadata,
+		Steps:    steps,
 	}, nil
 }
 

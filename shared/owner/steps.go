@@ -1,0 +1,70 @@
+package owner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/apply"
+)
+
+// Step is one of the ordered groups of a plan's objects: the next Size objects, health-checked
+// within Timeout (the owner's timeout when zero) before the next step is applied.
+type Step struct {
+	Name    string
+	Size    int
+	Timeout time.Duration
+}
+
+// applySteps applies every step but the last, in order, each waited for (whatever the owner's
+// wait setting) before the next: a step that fails stops the sequence, and what it applied joins
+// the inventory so that nothing is orphaned; nothing is pruned. The last step is left to the
+// owner's usual apply of all the objects, which prunes and waits as the owner says; its timeout
+// is returned (zero: the owner's). A plan of one step or none applies nothing here.
+func (l *Lifecycle[T]) applySteps(ctx context.Context, obj T, fields Fields, settings Settings,
+	objects []*unstructured.Unstructured, revision string, steps []Step) (time.Duration, error) {
+	if len(steps) < 2 {
+		if len(steps) == 1 {
+			return steps[0].Timeout, nil
+		}
+		return 0, nil
+	}
+	cl, err := l.clientFor(ctx, obj, settings)
+	if err != nil {
+		return 0, err
+	}
+	offset := 0
+	for i, step := range steps[:len(steps)-1] {
+		part := objects[offset : offset+step.Size]
+		offset += step.Size
+		timeout := step.Timeout
+		if timeout <= 0 {
+			timeout = settings.Timeout
+		}
+		res, err := l.applier(cl).Apply(ctx, apply.Request{
+			Owner: client.ObjectKeyFromObject(obj), Revision: revision, Objects: part,
+			Wait: true, Timeout: timeout, Force: settings.Force, Step: true,
+		})
+		if res != nil && len(res.Inventory) > 0 {
+			fields.SetInventory(apply.Merge(fields.Inventory(), res.Inventory))
+		}
+		if err != nil {
+			reason, what := meta.ReconciliationFailedReason, "apply failed"
+			if errors.Is(err, apply.ErrHealth) {
+				reason, what = meta.HealthCheckFailedReason, "health check failed"
+			}
+			return 0, l.Failed(obj, reason, fmt.Errorf("step %d/%d %q %s: %w", i+1, len(steps), step.Name, what, err))
+		}
+		if res.Changes != "" {
+			l.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": revision}, corev1.EventTypeNormal,
+				ApplySucceededReason, "step %q: %s", step.Name, res.Changes)
+		}
+	}
+	return steps[len(steps)-1].Timeout, nil
+}
