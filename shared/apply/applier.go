@@ -71,9 +71,9 @@ type Request struct {
 	Prune   bool
 	Wait    bool
 	Timeout time.Duration
-	// Step marks the apply of a part of the owner's objects (one of its ordered steps): what
-	// is remembered of the owner's last apply is neither used nor replaced.
-	Step bool
+	// Step names the part of the owner's objects this apply holds, when the owner applies them
+	// in ordered steps: each step's last apply is remembered apart from the owner's whole one.
+	Step string
 }
 
 // Result is what an apply did.
@@ -112,10 +112,11 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 	owner := rm.GetOwnerLabels(req.Owner.Name, req.Owner.Namespace)
 
 	var live map[string]string
-	state := a.Memory.get(req.Owner)
-	if req.Step {
-		state = nil
+	memory := req.Owner
+	if req.Step != "" {
+		memory.Name += "/" + req.Step // no object name holds a '/'
 	}
+	state := a.Memory.get(memory)
 	if state != nil {
 		var err error
 		if live, err = liveVersions(ctx, a.Client, req.Objects, owner); err != nil {
@@ -134,7 +135,7 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 		applied, err := a.applyStaged(ctx, absent, toApply, a.options(req))
 		cs.Append(applied.Entries)
 		if err != nil {
-			a.Memory.Forget(req.Owner)
+			a.Memory.Forget(memory)
 			res.Inventory = Merge(req.Inventory, Entries(cs))
 			return res, failed(ErrApply, err)
 		}
@@ -158,18 +159,16 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 
-	if !req.Step {
-		if len(toApply) > 0 {
-			var err error
-			if live, err = liveVersions(ctx, a.Client, req.Objects, owner); err != nil {
-				live = nil
-			}
+	if len(toApply) > 0 {
+		var err error
+		if live, err = liveVersions(ctx, a.Client, req.Objects, owner); err != nil {
+			live = nil
 		}
-		if live != nil {
-			a.Memory.set(req.Owner, newAppliedState(req.Revision, enc, live))
-		} else {
-			a.Memory.Forget(req.Owner)
-		}
+	}
+	if live != nil {
+		a.Memory.set(memory, newAppliedState(req.Revision, enc, live))
+	} else {
+		a.Memory.Forget(memory)
 	}
 
 	if req.Wait && len(cs.Entries) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
@@ -62,6 +63,7 @@ func (c *Memory) set(key types.NamespacedName, s *appliedSet) {
 	c.byKey[key] = s
 }
 
+// Forget drops what is remembered of an owner, its steps' applies included.
 func (c *Memory) Forget(key types.NamespacedName) {
 	if c == nil {
 		return
@@ -69,6 +71,11 @@ func (c *Memory) Forget(key types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.byKey, key)
+	for k := range c.byKey {
+		if k.Namespace == key.Namespace && strings.HasPrefix(k.Name, key.Name+"/") {
+			delete(c.byKey, k)
+		}
+	}
 }
 
 // objectID is the inventory id of an object.

@@ -49,7 +49,7 @@ func (l *Lifecycle[T]) applySteps(ctx context.Context, obj T, fields Fields, set
 		}
 		res, err := l.applier(cl).Apply(ctx, apply.Request{
 			Owner: client.ObjectKeyFromObject(obj), Revision: revision, Objects: part,
-			Wait: true, Timeout: timeout, Force: settings.Force, Step: true,
+			Wait: true, Timeout: timeout, Force: settings.Force, Step: step.Name,
 		})
 		if res != nil && len(res.Inventory) > 0 {
 			fields.SetInventory(apply.Merge(fields.Inventory(), res.Inventory))
