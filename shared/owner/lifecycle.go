@@ -367,9 +367,13 @@ func (l *Lifecycle[T]) reconcileDelete(ctx context.Context, obj T, fields Fields
 				"the generated objects were left in place: %s", status.UserMessage(err))
 		} else {
 			start := time.Now()
-			pruned, err := l.applier(cl).Delete(ctx, client.ObjectKeyFromObject(obj), inv)
-			if err != nil {
-				return fmt.Errorf("garbage collection: %w", err)
+			var pruned []string
+			for _, group := range l.deletionGroups(ctx, obj, inv) {
+				done, err := l.applier(cl).Delete(ctx, client.ObjectKeyFromObject(obj), group)
+				pruned = append(pruned, done...)
+				if err != nil {
+					return fmt.Errorf("garbage collection: %w", err)
+				}
 			}
 			l.prunedEvent(obj, pruned, time.Since(start))
 		}

@@ -68,3 +68,46 @@ func (l *Lifecycle[T]) applySteps(ctx context.Context, obj T, fields Fields, set
 	}
 	return steps[len(steps)-1].Timeout, nil
 }
+
+// DeletionOrderer is implemented by kinds whose objects are deleted in an order of their own
+// (a ResourceSet's steps, last first): groups of inventory ids, deleted one group after another,
+// each completely (Flux's kinds first, as always) before the next. Nil deletes everything at once.
+type DeletionOrderer[T Object] interface {
+	DeletionOrder(ctx context.Context, obj T) [][]string
+}
+
+// deletionGroups splits an inventory by the kind's DeletionOrder; what no group names is
+// deleted with the last group.
+func (l *Lifecycle[T]) deletionGroups(ctx context.Context, obj T, inv []apply.Entry) [][]apply.Entry {
+	orderer, ok := l.Kind.(DeletionOrderer[T])
+	if !ok {
+		return [][]apply.Entry{inv}
+	}
+	order := orderer.DeletionOrder(ctx, obj)
+	if len(order) == 0 {
+		return [][]apply.Entry{inv}
+	}
+	groupOf := map[string]int{}
+	for i, ids := range order {
+		for _, id := range ids {
+			if _, seen := groupOf[id]; !seen {
+				groupOf[id] = i
+			}
+		}
+	}
+	groups := make([][]apply.Entry, len(order))
+	for _, e := range inv {
+		i, ok := groupOf[e.ID]
+		if !ok {
+			i = len(order) - 1
+		}
+		groups[i] = append(groups[i], e)
+	}
+	out := groups[:0]
+	for _, g := range groups {
+		if len(g) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}

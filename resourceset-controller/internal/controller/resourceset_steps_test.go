@@ -1,14 +1,18 @@
 package controller
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
@@ -117,4 +121,50 @@ func durationOf(t *testing.T, s string) *metav1.Duration {
 		t.Fatal(err)
 	}
 	return &metav1.Duration{Duration: d}
+}
+
+// Deleting a ResourceSet deletes its steps last first (flux-operator #909): a watch sees the
+// objects of the last step go before those of the one before it.
+func TestResourceSetStepsDeleteInReverse(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := tenantNamespace(t)
+	key := createResourceSet(t, ns, `
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: staged
+spec:
+  steps:
+    - name: database
+      resources:
+        - {apiVersion: v1, kind: ConfigMap, metadata: {name: database}}
+    - name: migration
+      resources:
+        - {apiVersion: v1, kind: ConfigMap, metadata: {name: migration}}
+    - name: application
+      resources:
+        - {apiVersion: v1, kind: ConfigMap, metadata: {name: application}}
+`)
+	readyIn(t, key)
+	wc, err := client.NewWithWatch(env.Config, client.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	w, err := wc.Watch(ctx, &corev1.ConfigMapList{}, client.InNamespace(ns))
+	g.Expect(err).NotTo(HaveOccurred())
+	defer w.Stop()
+
+	g.Expect(k8s.Delete(ctx, &rsv1.ResourceSet{ObjectMeta: metaOf(key)})).To(Succeed())
+	var deleted []string
+	deadline := time.After(timeout)
+	for len(deleted) < 3 {
+		select {
+		case e := <-w.ResultChan():
+			if cm, ok := e.Object.(*corev1.ConfigMap); ok && e.Type == watch.Deleted {
+				deleted = append(deleted, cm.Name)
+			}
+		case <-deadline:
+			t.Fatalf("deleted so far: %v", deleted)
+		}
+	}
+	g.Expect(deleted).To(Equal([]string{"application", "migration", "database"}))
 }
