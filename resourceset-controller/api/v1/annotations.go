@@ -37,6 +37,17 @@ const (
 	// ChecksumFromAnnotation.
 	ChecksumAnnotation = "fluxcd.controlplane.io/checksum"
 
+	// CopyFromAnnotation (`namespace/name`) on a generated ConfigMap or Secret fills its data with
+	// that of the ConfigMap or Secret of that name, read as the ResourceSet's account.
+	CopyFromAnnotation = "fluxcd.controlplane.io/copyFrom"
+	// ConvertKubeConfigFromAnnotation (`namespace/name` or `namespace/name:key`) on a generated
+	// ConfigMap sets its `address` and `ca.crt` from the first cluster of the kubeconfig in that
+	// Secret (key `kubeconfig`, else `value`), unless the template sets them.
+	ConvertKubeConfigFromAnnotation = "fluxcd.controlplane.io/convertKubeConfigFrom"
+	// RecreateOnFailureAnnotation `enabled` on a generated Job deletes it when it has failed, so
+	// that the apply creates it again.
+	RecreateOnFailureAnnotation = "fluxcd.controlplane.io/recreateOnFailure"
+
 	// EnabledValue is the value that turns an annotation on.
 	EnabledValue = "enabled"
 	// DisabledValue is the value that turns an annotation off.

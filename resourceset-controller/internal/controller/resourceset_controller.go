@@ -118,24 +118,18 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 		return owner.Plan{}, r.buildFailed(obj, err)
 	}
 	objects := rendered.Objects
-	obj.Status.ExternalChecksumRefs = nil
-	if hasChecksumFrom(objects) {
-		cl, err := r.owners().ClientFor(ctx, obj)
-		if err != nil {
-			return owner.Plan{}, err
-		}
-		external, waitMsg, err := writeChecksums(ctx, cl, objects, obj.Namespace)
-		if errors.Is(err, errChecksumFrom) {
+	if err := r.recreateFailedJobs(ctx, obj, objects); err != nil {
+		return owner.Plan{}, err
+	}
+	if waitMsg, err := r.resolveData(ctx, obj, objects); err != nil || waitMsg != "" {
+		if errors.Is(err, errChecksumFrom) || errors.Is(err, errDataFrom) {
 			return owner.Plan{}, r.buildFailed(obj, err)
 		}
 		if err != nil {
 			return owner.Plan{}, err
 		}
-		if waitMsg != "" {
-			r.owners().Waiting(ctx, obj, rsv1.DependencyNotReadyReason, waitMsg)
-			return owner.Plan{Done: &ctrl.Result{RequeueAfter: r.RequeueDependency}}, nil
-		}
-		obj.Status.ExternalChecksumRefs = external
+		r.owners().Waiting(ctx, obj, rsv1.DependencyNotReadyReason, waitMsg)
+		return owner.Plan{Done: &ctrl.Result{RequeueAfter: r.RequeueDependency}}, nil
 	}
 	revision, err := apply.Revision(objects)
 	if err != nil {
