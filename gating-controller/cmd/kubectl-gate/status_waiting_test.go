@@ -107,7 +107,7 @@ func TestStatusOfOneGateFallsBackToTheGatesNamespace(t *testing.T) {
 			{"Kustomization", ns + "/apps", "closed (change-freeze, bypass-signoff)", "2026-12-19T09:00:00Z", waitingRevision},
 			{"Kustomization", ns + "/infra", "open", "-", "-"},
 			{"Kustomization: listed in namespace " + ns + " only, as you may not list them in all namespaces"},
-			{"GitRepository, HelmRepository, HelmChart, OCIRepository, Bucket, ResourceSet, ManifestGeneration, " +
+			{"GitRepository, HelmRepository, HelmChart, OCIRepository, Bucket, ResourceSet, ResourceSetInputProvider, ManifestGeneration, " +
 				"ManifestUpdate, HelmRelease, ImageUpdateAutomation: " + forbidden},
 		}))
 	}).WithTimeout(10 * time.Second).Should(Succeed())

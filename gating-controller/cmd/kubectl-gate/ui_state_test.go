@@ -292,6 +292,7 @@ func TestUIStateSkipsTheKindsTheUserCannotList(t *testing.T) {
 		{Kind: "OCIRepository", Reason: forbidden},
 		{Kind: "Bucket", Reason: forbidden},
 		{Kind: "ResourceSet", Reason: forbidden},
+		{Kind: "ResourceSetInputProvider", Reason: forbidden},
 		{Kind: "ManifestGeneration", Reason: forbidden},
 		{Kind: "ManifestUpdate", Reason: forbidden},
 		{Kind: "Kustomization", Reason: forbidden},

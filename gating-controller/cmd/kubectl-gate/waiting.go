@@ -32,6 +32,7 @@ var gatedKinds = []gatedKind{
 	{kind: "OCIRepository", gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}},
 	{kind: "Bucket", gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "buckets"}},
 	{kind: "ResourceSet", gvr: schema.GroupVersionResource{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesets"}},
+	{kind: "ResourceSetInputProvider", gvr: schema.GroupVersionResource{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesetinputproviders"}},
 	{kind: "ManifestGeneration", gvr: schema.GroupVersionResource{Group: "generator.toolkit.fluxcd.io", Version: "v1alpha1", Resource: "manifestgenerations"}},
 	{kind: "ManifestUpdate", gvr: schema.GroupVersionResource{Group: "generator.toolkit.fluxcd.io", Version: "v1alpha1", Resource: "manifestupdates"}},
 	{kind: "Kustomization", gvr: schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}, annotated: true},

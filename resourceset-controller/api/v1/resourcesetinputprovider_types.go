@@ -5,6 +5,8 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // ResourceSetInputProviderKind is the kind of ResourceSetInputProvider objects.
@@ -75,6 +77,11 @@ type ResourceSetInputProviderSpec struct {
 	// +optional
 	Filter *ResourceSetInputFilter `json:"filter,omitempty"`
 
+	// Gates hold new inputs back while they are closed (a change freeze): the provider keeps
+	// exporting what it exported last, and says what waits. A Sluice addition.
+	// +optional
+	Gates *gatesapi.Gates `json:"gates,omitempty"`
+
 	// DefaultValues is the one input of a Static provider; for the other types, values every
 	// exported input starts from (its own values win).
 	// +optional
@@ -126,6 +133,11 @@ type ResourceSetInputProviderStatus struct {
 	// +optional
 	LastExportedRevision string `json:"lastExportedRevision,omitempty"`
 
+	// Gates says whether the provider's gates hold it, and the revision of the inputs that
+	// waits behind them; absent when it has no gates.
+	// +optional
+	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -137,6 +149,7 @@ type ResourceSetInputProviderStatus struct {
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
+// +kubebuilder:printcolumn:name="Gates",type="string",JSONPath=".status.gates.state"
 type ResourceSetInputProvider struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -148,6 +161,15 @@ type ResourceSetInputProvider struct {
 
 // GetConditions returns the status conditions.
 func (in *ResourceSetInputProvider) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// GetGates implements gatesapi.Gated.
+func (in *ResourceSetInputProvider) GetGates() *gatesapi.Gates { return in.Spec.Gates }
+
+// GetGatesStatus returns the status of the provider's gates.
+func (in *ResourceSetInputProvider) GetGatesStatus() *gatesapi.GatesStatus { return in.Status.Gates }
+
+// SetGatesStatus sets the status of the provider's gates.
+func (in *ResourceSetInputProvider) SetGatesStatus(s *gatesapi.GatesStatus) { in.Status.Gates = s }
 
 // SetConditions sets the status conditions.
 func (in *ResourceSetInputProvider) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }

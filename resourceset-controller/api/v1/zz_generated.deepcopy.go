@@ -302,6 +302,11 @@ func (in *ResourceSetInputProviderSpec) DeepCopyInto(out *ResourceSetInputProvid
 		*out = new(ResourceSetInputFilter)
 		**out = **in
 	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.Gates)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.DefaultValues != nil {
 		in, out := &in.DefaultValues, &out.DefaultValues
 		*out = make(ResourceSetInput, len(*in))
@@ -366,6 +371,11 @@ func (in *ResourceSetInputProviderStatus) DeepCopyInto(out *ResourceSetInputProv
 				}
 			}
 		}
+	}
+	if in.Gates != nil {
+		in, out := &in.Gates, &out.Gates
+		*out = new(gatesapi.GatesStatus)
+		(*in).DeepCopyInto(*out)
 	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
 }

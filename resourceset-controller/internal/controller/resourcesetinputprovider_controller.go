@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/secrets"
 	"github.com/sluice-gitops/sluice/shared/status"
 
@@ -99,6 +100,22 @@ func (r *ResourceSetInputProviderReconciler) reconcileInputs(ctx context.Context
 	}
 	revision := inputs.Revision(list)
 	changed := revision != obj.Status.LastExportedRevision
+	// Closed gates hold new inputs back: the last exported stay, and the new revision waits.
+	open, err := gates.Holder{Reader: r.Client, EventRecorder: r.EventRecorder}.Hold(ctx, obj, obj.Status.LastExportedRevision == "")
+	if err != nil {
+		return err
+	}
+	if !open && changed {
+		gates.Waiting(obj, revision)
+		if obj.Status.LastExportedRevision != "" {
+			conditions.MarkTrue(obj, meta.ReadyCondition, rsv1.ReconciliationSucceededReason,
+				"Reconciliation finished in %s", apply.FmtDuration(time.Since(start)))
+			gates.MarkHeldReady(obj)
+		}
+		log.FromContext(ctx).Info("gates closed: the new inputs wait", "revision", revision)
+		return nil
+	}
+	gates.Waiting(obj, "")
 	obj.Status.ExportedInputs = exported
 	obj.Status.LastExportedRevision = revision
 
