@@ -13,7 +13,7 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
 
-// The served CRDs carry the short names and the AGE (GATES) READY STATUS columns of the documentation.
+// The served CRDs carry the short names and the AGE GATES READY STATUS columns of the documentation.
 func TestServedCRDs(t *testing.T) {
 	age := apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}
 	gates := apiextensionsv1.CustomResourceColumnDefinition{Name: "Gates", Type: "string", JSONPath: ".status.gates.state"}
@@ -26,7 +26,7 @@ func TestServedCRDs(t *testing.T) {
 		columns        []apiextensionsv1.CustomResourceColumnDefinition
 	}{
 		{"resourcesets.fluxcd.controlplane.io", "rset", append([]apiextensionsv1.CustomResourceColumnDefinition{age, gates}, ready...)},
-		{"resourcesetinputproviders.fluxcd.controlplane.io", "rsip", append([]apiextensionsv1.CustomResourceColumnDefinition{age}, ready...)},
+		{"resourcesetinputproviders.fluxcd.controlplane.io", "rsip", append([]apiextensionsv1.CustomResourceColumnDefinition{age, gates}, ready...)},
 	} {
 		t.Run(tc.crd, func(t *testing.T) {
 			g := NewWithT(t)
@@ -72,6 +72,6 @@ func TestKubectlGetColumns(t *testing.T) {
 
 	out, err = kubectl(t, "", "get", "rsip", "-n", ns)
 	g.Expect(err).NotTo(HaveOccurred(), out)
-	g.Expect(out).To(MatchRegexp(`^NAME +AGE +READY +STATUS\n`))
+	g.Expect(out).To(MatchRegexp(`^NAME +AGE +GATES +READY +STATUS\n`))
 	g.Expect(regexp.MustCompile(`(?m)^tenants +\d+s *$`).MatchString(out)).To(BeTrue(), out)
 }

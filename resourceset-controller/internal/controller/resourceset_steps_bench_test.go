@@ -16,16 +16,7 @@ import (
 //
 //	go test -run '^$' -bench ResourceSetSteps1000 -benchtime 1x ./internal/controller/
 func BenchmarkResourceSetSteps1000(b *testing.B) {
-	waitReady(b, createResourceSet(b, tenantNamespace(b), `
-metadata:
-  name: warm-up
-spec:
-  resources:
-    - apiVersion: v1
-      kind: ConfigMap
-      metadata:
-        name: warm-up
-`), "")
+	warmUp(b)
 	for b.Loop() {
 		ns := tenantNamespace(b)
 		var inputs strings.Builder
