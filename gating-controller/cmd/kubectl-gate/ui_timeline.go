@@ -44,7 +44,7 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 			k.Error = collapse(err.Error())
 			broken = append(broken, fmt.Sprintf("'%s'", gk.Name))
 		} else {
-			in.Keepers = append(in.Keepers, schedule.NamedHolder{Name: gk.Name, Holder: s})
+			in.Keepers = append(in.Keepers, schedule.NamedHolder{Name: gk.Name, Holder: schedule.KeeperHolder(s)})
 			parsed[gk.Name] = s
 		}
 		shown = append(shown, k)

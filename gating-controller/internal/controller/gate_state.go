@@ -30,7 +30,7 @@ type keeper struct {
 func (k keeper) Holds(t time.Time) gatingv1.GateKeeperActive {
 	switch {
 	case k.schedule != nil:
-		return k.schedule.Holds(t)
+		return gatingv1.GateKeeperActive(k.schedule.Holds(t))
 	case k.failsClosed:
 		return gatingv1.ActiveClosed
 	default:

@@ -67,7 +67,7 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 
 	now := r.Clock.Now()
-	gk.Status.Active = keeper.Holds(now)
+	gk.Status.Active = gatingv1.GateKeeperActive(keeper.Holds(now))
 	gk.Status.NextTransitionAt = nil
 	result = ctrl.Result{}
 	if next, ok := keeper.NextTransition(now); ok {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
-	"github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	ss "github.com/sluice-gitops/sluice/shared/schedule"
 )
 
 // fuzzZones are the time zones the fuzz tests pick from: fixed offsets, where robfig/cron's
@@ -68,10 +68,10 @@ func FuzzCron(f *testing.F) {
 		s.Location = k.Location()
 		minute := at.Truncate(time.Minute)
 		fires := s.Next(minute.Add(-time.Second)).Equal(minute)
-		if got := k.At(at); (got == v1alpha1.ActiveClosed) != fires {
+		if got := k.At(at); (got == ss.Closed) != fires {
 			t.Fatalf("%q in %q at %s: At gives %q, robfig/cron fires: %t", expr, tz, at, got, fires)
 		}
-		if next := s.Next(at); !next.IsZero() && k.At(next) != v1alpha1.ActiveClosed {
+		if next := s.Next(at); !next.IsZero() && k.At(next) != ss.Closed {
 			t.Fatalf("%q in %q: robfig/cron fires at %s, At gives %q", expr, tz, next, k.At(next))
 		}
 	})
@@ -83,7 +83,7 @@ func FuzzCron(f *testing.F) {
 func checkNextTransition(t *testing.T, k *Keeper, at time.Time) {
 	t.Helper()
 	state := k.At(at)
-	if holds := k.Holds(at); holds != state && state != v1alpha1.ActiveNone {
+	if holds := k.Holds(at); holds != state && state != ss.None {
 		t.Fatalf("at %s: At gives %q, Holds %q", at, state, holds)
 	}
 	next, ok := k.NextTransition(at)

@@ -7,6 +7,8 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	ss "github.com/sluice-gitops/sluice/shared/schedule"
+
 	"github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
@@ -48,11 +50,11 @@ func mustParse(t testing.TB, spec v1alpha1.GateKeeperSpec) *Keeper {
 // point is one expectation: the state at a time and the next transition ("" for none).
 type point struct {
 	at    string
-	state v1alpha1.GateKeeperActive
+	state ss.State
 	next  string
 }
 
-func expectPoints(g *WithT, state func(time.Time) v1alpha1.GateKeeperActive, next func(time.Time) (time.Time, bool), points []point) {
+func expectPoints(g *WithT, state func(time.Time) ss.State, next func(time.Time) (time.Time, bool), points []point) {
 	for _, p := range points {
 		at := ts(p.at)
 		g.Expect(state(at)).To(Equal(p.state), "state at %s", p.at)

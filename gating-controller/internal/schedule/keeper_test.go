@@ -6,13 +6,15 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	ss "github.com/sluice-gitops/sluice/shared/schedule"
+
 	"github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
 const (
-	closed = v1alpha1.ActiveClosed
-	opened = v1alpha1.ActiveOpened
-	none   = v1alpha1.ActiveNone
+	closed = ss.Closed
+	opened = ss.Opened
+	none   = ss.None
 )
 
 func TestKeeperUTC(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/robfig/cron/v3"
 
+	ss "github.com/sluice-gitops/sluice/shared/schedule"
+
 	"github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
@@ -103,7 +105,7 @@ func TestAgainstBruteForce(t *testing.T) {
 // reference returns the state during each of n minutes from start, found the slow way: every
 // minute's local time is checked against the parsed fields, or activations come from robfig's
 // Schedule.Next (useNext); windows end at the first minute whose clock reading is late enough.
-func reference(t *testing.T, spec v1alpha1.GateKeeperSpec, start time.Time, n int, useNext bool) []v1alpha1.GateKeeperActive {
+func reference(t *testing.T, spec v1alpha1.GateKeeperSpec, start time.Time, n int, useNext bool) []ss.State {
 	loc, err := time.LoadLocation(spec.TimeZone)
 	if err != nil {
 		t.Fatal(err)
@@ -178,18 +180,18 @@ func reference(t *testing.T, spec v1alpha1.GateKeeperSpec, start time.Time, n in
 			mark(w.State, a, e)
 		}
 	}
-	out := make([]v1alpha1.GateKeeperActive, n)
+	out := make([]ss.State, n)
 	c, o := 0, 0
 	for i := range out {
 		c += cover[v1alpha1.GateClosed][i]
 		o += cover[v1alpha1.GateOpened][i]
 		switch {
 		case c > 0:
-			out[i] = v1alpha1.ActiveClosed
+			out[i] = ss.Closed
 		case o > 0:
-			out[i] = v1alpha1.ActiveOpened
+			out[i] = ss.Opened
 		default:
-			out[i] = v1alpha1.ActiveNone
+			out[i] = ss.None
 		}
 	}
 	return out

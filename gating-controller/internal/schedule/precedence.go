@@ -11,6 +11,15 @@ type Holder interface {
 	Holds(t time.Time) gatingv1.GateKeeperActive
 }
 
+// KeeperHolder is a compiled keeper as a Holder.
+func KeeperHolder(k *Keeper) Holder { return keeperHolder{k} }
+
+type keeperHolder struct{ k *Keeper }
+
+func (h keeperHolder) Holds(t time.Time) gatingv1.GateKeeperActive {
+	return gatingv1.GateKeeperActive(h.k.Holds(t))
+}
+
 // NamedHolder is one GateKeeper of a gate.
 type NamedHolder struct {
 	Name   string

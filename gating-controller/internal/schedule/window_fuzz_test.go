@@ -8,6 +8,8 @@ import (
 	"github.com/robfig/cron/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	ss "github.com/sluice-gitops/sluice/shared/schedule"
+
 	"github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
@@ -77,9 +79,9 @@ func FuzzWindow(f *testing.F) {
 		// The activation after at-d, if it is not after at, started a window still open at at.
 		a := nextActivation(s, at.Add(-time.Duration(d)), at)
 		inside := !a.IsZero() && !a.After(at)
-		want := v1alpha1.ActiveNone
+		want := ss.None
 		if inside {
-			want = v1alpha1.GateKeeperActive(state)
+			want = ss.State(state)
 		}
 		if got := k.At(at); got != want {
 			t.Fatalf("%q for %s in %q at %s: At gives %q, want %q (activation %s)", schedule, time.Duration(d), tz, at, got, want, a)

@@ -1,5 +1,7 @@
-// Package schedule evaluates GateKeeper schedules: which state (closed, opened or none) a keeper
-// holds its gate in at an instant, and when that state next changes.
+// Package schedule evaluates cron schedules the way every Sluice API means them (GateKeepers,
+// ResourceSetInputProvider schedules): which state (closed, opened or none) they hold at an
+// instant, and when that state next changes. Compile builds a Keeper from a Spec written in the
+// terms of the API that holds it; the field names below are a GateKeeper's.
 //
 // # Semantics
 //

@@ -2,8 +2,6 @@ package schedule
 
 import (
 	"time"
-
-	"github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
 // Horizon is how far ahead NextTransition looks: 1830 days, just over
@@ -27,29 +25,29 @@ type member interface {
 	next(t, limit time.Time) (in bool, until time.Time, found bool)
 }
 
-// Keeper is a parsed GateKeeper spec. It is immutable and safe for concurrent use.
+// Keeper is a compiled Spec. It is immutable and safe for concurrent use.
 type Keeper struct {
 	loc    *time.Location
 	closed []member
 	opened []member
 	// outside is the state while none of the keeper's schedules is active: the other state
 	// for a keeper with schedules of one state only, none otherwise.
-	outside v1alpha1.GateKeeperActive
+	outside State
 }
 
 // Location is the keeper's time zone.
 func (k *Keeper) Location() *time.Location { return k.loc }
 
 // At returns the state of the keeper's schedules at t: closed, opened, or none when none is active.
-func (k *Keeper) At(t time.Time) v1alpha1.GateKeeperActive {
+func (k *Keeper) At(t time.Time) State {
 	return stateAt(k.closed, k.opened, t)
 }
 
 // Holds returns the state the keeper holds its gate in at t: At, with none replaced by the
 // outside state (opened for a keeper of closed schedules only, closed for one of opened
 // schedules only).
-func (k *Keeper) Holds(t time.Time) v1alpha1.GateKeeperActive {
-	if s := k.At(t); s != v1alpha1.ActiveNone {
+func (k *Keeper) Holds(t time.Time) State {
+	if s := k.At(t); s != None {
 		return s
 	}
 	return k.outside
@@ -70,14 +68,14 @@ func anyContains(ms []member, t time.Time) bool {
 	return false
 }
 
-func stateAt(closed, opened []member, t time.Time) v1alpha1.GateKeeperActive {
+func stateAt(closed, opened []member, t time.Time) State {
 	switch {
 	case anyContains(closed, t):
-		return v1alpha1.ActiveClosed
+		return Closed
 	case anyContains(opened, t):
-		return v1alpha1.ActiveOpened
+		return Opened
 	default:
-		return v1alpha1.ActiveNone
+		return None
 	}
 }
 

@@ -2,15 +2,13 @@ package schedule
 
 import (
 	"time"
-
-	"github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
 // Transition is an instant at which the state a keeper holds its gate in changes.
 type Transition struct {
 	At time.Time
 	// Holds is the state from At on (Holds, not At: none is replaced by the outside state).
-	Holds v1alpha1.GateKeeperActive
+	Holds State
 }
 
 // Transitions lists the changes of Holds strictly after from and before until, in order, for a
