@@ -33,10 +33,6 @@ var notYet = []string{
 	"ResourceSetInputProvider.spec.filter.includeBranch",
 	"ResourceSetInputProvider.spec.filter.includeEnvironment",
 	"ResourceSetInputProvider.spec.filter.labels",
-	"ResourceSetInputProvider.spec.schedule",
-	"ResourceSetInputProvider.spec.schedule.cron",
-	"ResourceSetInputProvider.spec.schedule.timeZone",
-	"ResourceSetInputProvider.spec.schedule.window",
 	"ResourceSetInputProvider.spec.selectors",
 	"ResourceSetInputProvider.spec.selectors.matchExpressions",
 	"ResourceSetInputProvider.spec.selectors.matchExpressions.key",
@@ -47,12 +43,6 @@ var notYet = []string{
 	"ResourceSetInputProvider.spec.selectors.namespace",
 	"ResourceSetInputProvider.spec.skip",
 	"ResourceSetInputProvider.spec.skip.labels",
-	"ResourceSetInputProvider.status.lastHandledForceAt",
-	"ResourceSetInputProvider.status.nextSchedule",
-	"ResourceSetInputProvider.status.nextSchedule.cron",
-	"ResourceSetInputProvider.status.nextSchedule.timeZone",
-	"ResourceSetInputProvider.status.nextSchedule.when",
-	"ResourceSetInputProvider.status.nextSchedule.window",
 }
 
 // notYetTypes are the provider types of flux-operator's schema that ours does not accept yet.

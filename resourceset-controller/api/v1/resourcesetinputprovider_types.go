@@ -77,6 +77,13 @@ type ResourceSetInputProviderSpec struct {
 	// +optional
 	Filter *ResourceSetInputFilter `json:"filter,omitempty"`
 
+	// Schedule limits when the provider fetches: only while one of these windows is open (or,
+	// for a window of 0s, at the times its cron expression names). A Sluice reading of
+	// flux-operator's field, with the gating-controller's cron semantics (shared/schedule).
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Schedule []Schedule `json:"schedule,omitempty"`
+
 	// Gates hold new inputs back while they are closed (a change freeze): the provider keeps
 	// exporting what it exported last, and says what waits. A Sluice addition.
 	// +optional
@@ -133,12 +140,47 @@ type ResourceSetInputProviderStatus struct {
 	// +optional
 	LastExportedRevision string `json:"lastExportedRevision,omitempty"`
 
+	// NextSchedule is the next time the provider fetches because of its schedule, when that is
+	// what its next fetch waits for; absent inside a window.
+	// +optional
+	NextSchedule *NextSchedule `json:"nextSchedule,omitempty"`
+
 	// Gates says whether the provider's gates hold it, and the revision of the inputs that
 	// waits behind them; absent when it has no gates.
 	// +optional
 	Gates *gatesapi.GatesStatus `json:"gates,omitempty"`
 
 	meta.ReconcileRequestStatus `json:",inline"`
+	meta.ForceRequestStatus     `json:",inline"`
+}
+
+// Schedule is a window during which a provider may fetch.
+type Schedule struct {
+	// Cron is a standard 5-field cron expression: when the window opens.
+	// +required
+	Cron string `json:"cron"`
+
+	// TimeZone is the IANA time zone of Cron (default UTC).
+	// +kubebuilder:default:="UTC"
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+
+	// Window is how long the window stays open; 0s (the default) fetches at the times Cron
+	// names. A window other than 0s must be at least twice the provider's timeout.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:default:="0s"
+	// +optional
+	Window metav1.Duration `json:"window"`
+}
+
+// NextSchedule is the schedule the next fetch waits for, and when.
+type NextSchedule struct {
+	Schedule `json:",inline"`
+
+	// When the schedule lets the provider fetch next.
+	// +required
+	When metav1.Time `json:"when"`
 }
 
 // ResourceSetInputProvider exports inputs for ResourceSets from a static list, the tags of an OCI

@@ -72,10 +72,52 @@ func (r *ResourceSetInputProviderReconciler) Reconcile(ctx context.Context, req 
 		return ctrl.Result{}, err
 	}
 
+	sched, err := compileSchedule(obj)
+	if err != nil {
+		conditions.MarkFalse(obj, meta.ReadyCondition, InvalidScheduleReason, "%s", err)
+		r.EventRecorder.Event(obj, corev1.EventTypeWarning, InvalidScheduleReason, err.Error())
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	obj.Status.NextSchedule = nil
+	if sched != nil {
+		forceAt, force := forced(obj)
+		if force {
+			obj.Status.LastHandledForceAt = forceAt
+		} else if !sched.allows(start, obj.GetTimeout(), true) {
+			return r.skipped(obj, sched, start), nil
+		}
+	}
+
 	if err := r.reconcileInputs(ctx, obj, wasReady, start); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+	interval := jitter.JitteredIntervalDuration(obj.GetInterval())
+	if sched != nil && !sched.allows(start.Add(interval), obj.GetTimeout(), false) {
+		// The next fetch by the interval would be outside every window: wait for the next one.
+		if next, ok := sched.next(start); ok {
+			obj.Status.NextSchedule = next
+			return ctrl.Result{RequeueAfter: time.Until(next.When.Time)}, nil
+		}
+	}
+	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// skipped records that the provider is outside its schedule: it fetches nothing, keeps what it
+// exported, and comes back at its next window.
+func (r *ResourceSetInputProviderReconciler) skipped(obj *rsv1.ResourceSetInputProvider, sched *providerSchedule, now time.Time) ctrl.Result {
+	next, ok := sched.next(now)
+	obj.Status.NextSchedule = next
+	msg := "outside its schedule: no window opens within five years"
+	if ok {
+		msg = "outside its schedule: next fetch at " + next.When.UTC().Format(time.RFC3339)
+	}
+	if !conditions.IsReady(obj) {
+		conditions.MarkFalse(obj, meta.ReadyCondition, SkippedDueToScheduleReason, "%s", msg)
+	}
+	if !ok {
+		return ctrl.Result{}
+	}
+	return ctrl.Result{RequeueAfter: time.Until(next.When.Time)}
 }
 
 // reconcileInputs fetches the inputs, gives them the default values and, on success only,
