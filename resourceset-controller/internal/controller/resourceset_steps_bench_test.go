@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
 
 // BenchmarkResourceSetSteps1000 applies one ResourceSet of 1,000 ConfigMaps in 3 steps (334,
@@ -45,16 +43,6 @@ spec:
   inputs:
 `+inputs.String()+`  steps:
 `+steps.String())
-		waitReady(b, key, "")
-		b.ReportMetric(time.Since(start).Seconds(), "s-to-ready")
-		b.ReportMetric(float64(total(apiCalls.reset())), "requests-apply")
-
-		rs := &rsv1.ResourceSet{}
-		rs.Namespace, rs.Name = key.Namespace, key.Name
-		start = time.Now()
-		annotate(b, rs, "reconcile.fluxcd.io/requestedAt", "noop")
-		waitReady(b, key, "noop")
-		b.ReportMetric(time.Since(start).Seconds(), "s-noop-reconcile")
-		b.ReportMetric(float64(total(apiCalls.reset())), "requests-noop")
+		measureApplyAndNoop(b, key, start)
 	}
 }
