@@ -2,11 +2,10 @@ package receiver
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -16,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook"
 )
 
 // notFound is the one answer for an unknown gate, a gate without spec.receiver and a gate whose
@@ -26,20 +26,21 @@ const notFound = "no webhook receiver for this gate"
 type handler struct {
 	s        *Server
 	limits   Limits
-	seen     *seenRequests
-	limiters *gateLimiters
-	failures *sourceFailures
-	tokens   *knownTokens
+	seen     *webhook.SeenRequests
+	limiters *webhook.Limiters
+	failures *webhook.SourceFailures
+	tokens   *webhook.KnownTokens
 }
 
 func newHandler(s *Server) http.Handler {
 	limits := s.Limits.withDefaults()
 	h := &handler{
 		s: s, limits: limits,
-		seen:     newSeenRequests(limits.Window, limits.MaxRemembered),
-		limiters: newGateLimiters(limits.RateInterval, limits.Burst),
-		failures: newSourceFailures(limits.FailureInterval, limits.FailureBurst, limits.MaxSources),
-		tokens:   newKnownTokens(),
+		// Twice the window: a timestamp up to one window ahead stays acceptable that long.
+		seen:     webhook.NewSeenRequests(2*limits.Window, limits.MaxRemembered),
+		limiters: webhook.NewLimiters(limits.RateInterval, limits.Burst),
+		failures: webhook.NewSourceFailures(limits.FailureInterval, limits.FailureBurst, limits.MaxSources),
+		tokens:   webhook.NewKnownTokens(),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(requestPattern, h.serveRequest)
@@ -56,7 +57,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	log := ctrl.Log.WithName("receiver").WithValues("remote", r.RemoteAddr)
 	key, act, err := parseRequestPath(r)
 	if err != nil {
-		reply(w, http.StatusNotFound, err.Error())
+		webhook.Reply(w, http.StatusNotFound, err.Error())
 		return
 	}
 	log = log.WithValues("gate", key.String())
@@ -65,14 +66,14 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	if err := h.s.Client.Get(ctx, key, gate); err != nil {
 		if !apierrors.IsNotFound(err) {
 			log.Error(err, "reading the gate")
-			reply(w, http.StatusInternalServerError, "could not read the gate")
+			webhook.Reply(w, http.StatusInternalServerError, "could not read the gate")
 			return
 		}
-		reply(w, http.StatusNotFound, notFound)
+		webhook.Reply(w, http.StatusNotFound, notFound)
 		return
 	}
 	if gate.Spec.Receiver == nil {
-		reply(w, http.StatusNotFound, notFound)
+		webhook.Reply(w, http.StatusNotFound, notFound)
 		return
 	}
 
@@ -80,10 +81,10 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			reply(w, http.StatusRequestEntityTooLarge, "the body is too large")
+			webhook.Reply(w, http.StatusRequestEntityTooLarge, "the body is too large")
 			return
 		}
-		reply(w, http.StatusBadRequest, "could not read the body")
+		webhook.Reply(w, http.StatusBadRequest, "could not read the body")
 		return
 	}
 
@@ -92,16 +93,16 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	// other request is checked only while its source has failed attempts left.
 	now := time.Now()
 	secretKey := types.NamespacedName{Namespace: key.Namespace, Name: gate.Spec.Receiver.SecretRef.Name}
-	source := sourceOf(r.RemoteAddr)
-	known, read := h.tokens.get(secretKey)
+	source := webhook.SourceOf(r.RemoteAddr)
+	known, read := h.tokens.Get(secretKey)
 	caller := len(known) > 0 && authenticated(r, raw, known)
 	switch {
-	case caller && !h.limiters.allow(key, now):
+	case caller && !h.limiters.Allow(key, now):
 		h.tooManyForGate(w, log)
 		return
-	case !caller && read && h.failures.exhausted(source, now):
-		w.Header().Set("Retry-After", retryAfter(h.limits.FailureInterval))
-		reply(w, http.StatusTooManyRequests, "too many failed attempts from this address")
+	case !caller && read && h.failures.Exhausted(source, now):
+		w.Header().Set("Retry-After", webhook.RetryAfter(h.limits.FailureInterval))
+		webhook.Reply(w, http.StatusTooManyRequests, "too many failed attempts from this address")
 		log.Info("request refused: too many failed attempts from this address")
 		return
 	}
@@ -110,89 +111,97 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	secret := &corev1.Secret{}
 	if err := h.s.Client.Get(ctx, secretKey, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			h.tokens.store(secretKey, nil)
-			h.failures.fail(source, now)
+			h.tokens.Store(secretKey, nil)
+			h.failures.Fail(source, now)
 			log.Info("request refused: the Secret of spec.receiver.secretRef does not exist", "secret", secretName)
-			reply(w, http.StatusNotFound, notFound)
+			webhook.Reply(w, http.StatusNotFound, notFound)
 			return
 		}
 		log.Error(err, "reading the Secret of spec.receiver.secretRef", "secret", secretName)
-		reply(w, http.StatusInternalServerError, "could not read the receiver's Secret")
+		webhook.Reply(w, http.StatusInternalServerError, "could not read the receiver's Secret")
 		return
 	}
 	token := secret.Data[gatingv1.ReceiverTokenKey]
-	h.tokens.store(secretKey, token)
+	h.tokens.Store(secretKey, token)
 	if len(token) == 0 {
-		h.failures.fail(source, now)
+		h.failures.Fail(source, now)
 		log.Info("request refused: the Secret of spec.receiver.secretRef has no token", "secret", secretName)
-		reply(w, http.StatusNotFound, notFound)
+		webhook.Reply(w, http.StatusNotFound, notFound)
 		return
 	}
 	if !authenticated(r, raw, token) {
-		h.failures.fail(source, now)
+		h.failures.Fail(source, now)
 		log.Info("request refused: bad token or signature")
-		reply(w, http.StatusUnauthorized, "bad token or signature")
+		webhook.Reply(w, http.StatusUnauthorized, "bad token or signature")
 		return
 	}
-	if !caller && !h.limiters.allow(key, now) {
+	if !caller && !h.limiters.Allow(key, now) {
 		h.tooManyForGate(w, log)
 		return
 	}
 
 	req, err := parseBody(raw, h.limits.MaxDuration)
 	if err != nil {
-		reply(w, http.StatusBadRequest, err.Error())
+		webhook.Reply(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if err := checkTimestamp(req.Timestamp, now, h.limits.Window); err != nil {
 		log.Info("request refused: stale timestamp", "timestamp", req.Timestamp)
-		reply(w, http.StatusUnauthorized, err.Error())
+		webhook.Reply(w, http.StatusUnauthorized, err.Error())
 		return
 	}
 	// The signature covers the body only, not the path: a request is known by its Secret and its
 	// body, so a captured body is refused on every path and gate of that Secret.
 	seenKey := sha256.Sum256([]byte(key.Namespace + "/" + secretName + "\n" + string(raw)))
-	replay, full := h.seen.remember(seenKey, now)
+	replay, full := h.seen.Remember(seenKey, now)
 	switch {
 	case replay:
 		log.Info("request refused: replay")
-		reply(w, http.StatusConflict, "this request was already received: send a new timestamp")
+		webhook.Reply(w, http.StatusConflict, "this request was already received: send a new timestamp")
 		return
 	case full:
-		reply(w, http.StatusTooManyRequests, "too many requests in the replay window")
+		webhook.Reply(w, http.StatusTooManyRequests, "too many requests in the replay window")
 		return
 	}
 
 	reason := receiverReason(secretName, req.Reason)
 	if err := writeRequest(ctx, h.s.Client, key, act.state, now, h.s.RequestedBy, reason, req.For); err != nil {
-		h.seen.forget(seenKey)
+		h.seen.Forget(seenKey)
 		log.Error(err, "writing the request annotations")
-		reply(w, http.StatusInternalServerError, "could not write the request on the gate")
+		webhook.Reply(w, http.StatusInternalServerError, "could not write the request on the gate")
 		return
 	}
 	if h.s.EventRecorder != nil {
 		h.s.EventRecorder.Eventf(gate, corev1.EventTypeNormal, "ReceiverRequest", "%s requested through the webhook receiver: %s", act.verb, reason)
 	}
 	log.Info(act.verb+" requested", "reason", reason, "for", req.For)
-	reply(w, http.StatusAccepted, act.verb+" requested")
+	webhook.Reply(w, http.StatusAccepted, act.verb+" requested")
 }
 
 // tooManyForGate answers a request over the gate's rate.
 func (h *handler) tooManyForGate(w http.ResponseWriter, log logr.Logger) {
-	w.Header().Set("Retry-After", retryAfter(h.limits.RateInterval))
-	reply(w, http.StatusTooManyRequests, "too many requests for this gate")
+	w.Header().Set("Retry-After", webhook.RetryAfter(h.limits.RateInterval))
+	webhook.Reply(w, http.StatusTooManyRequests, "too many requests for this gate")
 	log.Info("request refused: rate limit")
 }
 
-// retryAfter is a Retry-After header value: whole seconds, at least one.
-func retryAfter(d time.Duration) string {
-	return strconv.Itoa(max(1, int(d.Seconds()+0.5)))
-}
+// signatureHeader carries the HMAC-SHA256 of the body, keyed with the token, as Flux's
+// generic-hmac receivers take it: `X-Signature: sha256=<hex>`.
+const signatureHeader = "X-Signature"
 
-// reply writes {"message": msg} with the status code.
-func reply(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
+// authenticated tells whether the request carries the token, either as a bearer token or as the
+// key of the body's signature; both comparisons take constant time (webhook.EqualToken,
+// webhook.ValidPrefixedHMAC).
+func authenticated(r *http.Request, body, token []byte) bool {
+	if len(token) == 0 {
+		return false
+	}
+	if sig := r.Header.Get(signatureHeader); sig != "" {
+		return webhook.ValidPrefixedHMAC(sig, body, token, "sha256")
+	}
+	bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || bearer == "" {
+		return false
+	}
+	return webhook.EqualToken([]byte(strings.TrimSpace(bearer)), token)
 }

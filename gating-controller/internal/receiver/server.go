@@ -5,14 +5,14 @@ package receiver
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
-	"time"
 
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook"
 )
 
 // The receiver reads the token Secret a gate names. Patching gates is granted by the Gate
@@ -45,35 +45,7 @@ func (s *Server) NeedLeaderElection() bool { return false }
 
 // Start serves until ctx is done, then shuts down gracefully.
 func (s *Server) Start(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithName("receiver")
-	ln := s.Listener
-	if ln == nil {
-		var err error
-		if ln, err = net.Listen("tcp", s.Addr); err != nil {
-			return err
-		}
-	}
-	srv := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		MaxHeaderBytes:    16 << 10,
-	}
-	log.Info("serving the webhook receiver", "addr", ln.Addr().String())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return webhook.Serve(ctx, s.Listener, s.Addr, s.Handler(), ctrl.LoggerFrom(ctx).WithName("receiver"))
 }
 
 // Handler returns the receiver's HTTP handler, built once.

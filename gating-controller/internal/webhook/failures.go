@@ -1,4 +1,4 @@
-package receiver
+package webhook
 
 import (
 	"net"
@@ -9,11 +9,11 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// sourceFailures hold one token bucket (golang.org/x/time/rate) of failed authentications per
-// source address, so that a caller without the token can make the receiver read a gate's Secret
-// only so often, without touching the budget of the gate's callers (gateLimiters), which only
+// SourceFailures hold one token bucket (golang.org/x/time/rate) of failed authentications per
+// source address, so that a caller without the token can make a receiver read an object's Secret
+// only so often, without touching the budget of the object's callers (Limiters), which only
 // authenticated requests spend.
-type sourceFailures struct {
+type SourceFailures struct {
 	mu       sync.Mutex
 	interval time.Duration
 	burst    int
@@ -21,14 +21,16 @@ type sourceFailures struct {
 	bySource map[netip.Prefix]*rate.Limiter
 }
 
-func newSourceFailures(interval time.Duration, burst, maxSources int) *sourceFailures {
-	return &sourceFailures{interval: interval, burst: burst, max: maxSources, bySource: map[netip.Prefix]*rate.Limiter{}}
+// NewSourceFailures takes burst failed attempts per source at once, then one every interval,
+// and remembers up to maxSources sources.
+func NewSourceFailures(interval time.Duration, burst, maxSources int) *SourceFailures {
+	return &SourceFailures{interval: interval, burst: burst, max: maxSources, bySource: map[netip.Prefix]*rate.Limiter{}}
 }
 
-// sourceOf is the source a request's remote address counts as: the IPv4 address, or the /64 of
+// SourceOf is the source a request's remote address counts as: the IPv4 address, or the /64 of
 // an IPv6 address (what one host is usually given, so that it cannot take a new address per
 // attempt). An address that does not parse counts as one shared source.
-func sourceOf(remoteAddr string) netip.Prefix {
+func SourceOf(remoteAddr string) netip.Prefix {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		host = remoteAddr
@@ -46,9 +48,9 @@ func sourceOf(remoteAddr string) netip.Prefix {
 	return p
 }
 
-// exhausted tells whether the source has spent its failed attempts. A source not seen yet is
+// Exhausted tells whether the source has spent its failed attempts. A source not seen yet is
 // exhausted only when the set of sources is full of sources still counting.
-func (f *sourceFailures) exhausted(src netip.Prefix, now time.Time) bool {
+func (f *SourceFailures) Exhausted(src netip.Prefix, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	lim, ok := f.bySource[src]
@@ -58,8 +60,8 @@ func (f *sourceFailures) exhausted(src netip.Prefix, now time.Time) bool {
 	return lim.TokensAt(now) < 1
 }
 
-// fail takes one failed attempt from the source's bucket.
-func (f *sourceFailures) fail(src netip.Prefix, now time.Time) {
+// Fail takes one failed attempt from the source's bucket.
+func (f *SourceFailures) Fail(src netip.Prefix, now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	lim, ok := f.bySource[src]
@@ -75,7 +77,7 @@ func (f *sourceFailures) fail(src netip.Prefix, now time.Time) {
 
 // roomLocked makes room for one more source when the set is full, by forgetting the sources
 // whose bucket is full again (they failed long enough ago); false when none could be forgotten.
-func (f *sourceFailures) roomLocked(now time.Time) bool {
+func (f *SourceFailures) roomLocked(now time.Time) bool {
 	if len(f.bySource) < f.max {
 		return true
 	}
