@@ -73,7 +73,7 @@ func main() {
 	bootstrap.Exit(rset.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ResourceSet controller")
 	provider := &controller.ResourceSetInputProviderReconciler{
 		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
-		Addresses: addresses,
+		Addresses: addresses, Clients: clients,
 	}
 	bootstrap.Exit(provider.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()),
 		"setting up the ResourceSetInputProvider controller")

@@ -20,7 +20,35 @@ const (
 	InputProviderOCIArtifactTag = "OCIArtifactTag"
 	// InputProviderExternalService exports the inputs returned by an HTTP service.
 	InputProviderExternalService = "ExternalService"
+	// InputProviderExternalArtifact exports one input per ExternalArtifact that spec.selectors
+	// select.
+	InputProviderExternalArtifact = "ExternalArtifact"
+
+	// The forge types export one input per branch, tag, open pull or merge request, or
+	// environment of a repository on Gitea, GitHub or GitLab.
+	InputProviderGiteaBranch        = "GiteaBranch"
+	InputProviderGiteaTag           = "GiteaTag"
+	InputProviderGiteaPullRequest   = "GiteaPullRequest"
+	InputProviderGitHubBranch       = "GitHubBranch"
+	InputProviderGitHubTag          = "GitHubTag"
+	InputProviderGitHubPullRequest  = "GitHubPullRequest"
+	InputProviderGitLabBranch       = "GitLabBranch"
+	InputProviderGitLabTag          = "GitLabTag"
+	InputProviderGitLabMergeRequest = "GitLabMergeRequest"
+	InputProviderGitLabEnvironment  = "GitLabEnvironment"
+
+	// InputProviderGitBranch and InputProviderGitTag read the branches or tags of any Git server
+	// by ls-remote, with a GitRepository's credentials: a Sluice addition.
+	InputProviderGitBranch = "GitBranch"
+	InputProviderGitTag    = "GitTag"
 )
+
+// ForgeProviders are the types that list a forge's repository through its API.
+var ForgeProviders = []string{
+	InputProviderGiteaBranch, InputProviderGiteaTag, InputProviderGiteaPullRequest,
+	InputProviderGitHubBranch, InputProviderGitHubTag, InputProviderGitHubPullRequest,
+	InputProviderGitLabBranch, InputProviderGitLabTag, InputProviderGitLabMergeRequest, InputProviderGitLabEnvironment,
+}
 
 // CloudIdentityProviders are flux-operator's provider types that authenticate with a cloud
 // provider's workload identity (Azure, AWS, Google Cloud). The schema accepts them, so that a
@@ -36,11 +64,17 @@ var CloudIdentityProviders = []string{
 // +kubebuilder:validation:XValidation:rule="self.type != 'Static' || !has(self.url) || size(self.url) == 0",message="spec.url must be empty for the Static type"
 // +kubebuilder:validation:XValidation:rule="self.type != 'OCIArtifactTag' || (has(self.url) && self.url.startsWith('oci://'))",message="spec.url must start with oci:// for the OCIArtifactTag type"
 // +kubebuilder:validation:XValidation:rule="self.type != 'ExternalService' || (has(self.url) && (self.url.startsWith('https://') || (self.url.startsWith('http://') && has(self.insecure) && self.insecure)))",message="spec.url must start with https:// for the ExternalService type (http:// needs spec.insecure: true)"
+// +kubebuilder:validation:XValidation:rule="!(self.type.startsWith('Gitea') || self.type.startsWith('GitHub') || self.type.startsWith('GitLab')) || (has(self.url) && (self.url.startsWith('https://') || self.url.startsWith('http://')))",message="spec.url must be the http:// or https:// address of the repository for the Gitea, GitHub and GitLab types"
+// +kubebuilder:validation:XValidation:rule="!(self.type == 'GitBranch' || self.type == 'GitTag') || (has(self.url) && (self.url.startsWith('https://') || self.url.startsWith('http://') || self.url.startsWith('ssh://')))",message="spec.url must be an http://, https:// or ssh:// Git URL for the GitBranch and GitTag types"
+// +kubebuilder:validation:XValidation:rule="self.type != 'ExternalArtifact' || !has(self.url) || size(self.url) == 0",message="spec.url must be empty for the ExternalArtifact type"
+// +kubebuilder:validation:XValidation:rule="self.type != 'ExternalArtifact' || (has(self.selectors) && size(self.selectors) > 0)",message="spec.selectors must be set for the ExternalArtifact type"
+// +kubebuilder:validation:XValidation:rule="self.type == 'ExternalArtifact' || !has(self.selectors)",message="spec.selectors may only be set for the ExternalArtifact type"
+// +kubebuilder:validation:XValidation:rule="!has(self.skip) || self.type.endsWith('PullRequest') || self.type.endsWith('MergeRequest')",message="spec.skip may only be set for the pull and merge request types"
 type ResourceSetInputProviderSpec struct {
-	// Type of the provider: Static, OCIArtifactTag or ExternalService. flux-operator's types that
-	// need cloud identity (CloudIdentityProviders) are accepted here and refused by the
-	// controller.
-	// +kubebuilder:validation:Enum=Static;OCIArtifactTag;ExternalService;AzureDevOpsBranch;AzureDevOpsTag;AzureDevOpsPullRequest;AWSCodeCommitBranch;AWSCodeCommitTag;AWSCodeCommitPullRequest;ACRArtifactTag;ECRArtifactTag;GARArtifactTag
+	// Type of the provider: Static, OCIArtifactTag, ExternalService, ExternalArtifact, a forge
+	// type (ForgeProviders), GitBranch or GitTag. flux-operator's types that need cloud identity
+	// (CloudIdentityProviders) are accepted here and refused by the controller.
+	// +kubebuilder:validation:Enum=Static;OCIArtifactTag;ExternalService;ExternalArtifact;GiteaBranch;GiteaTag;GiteaPullRequest;GitHubBranch;GitHubTag;GitHubPullRequest;GitLabBranch;GitLabTag;GitLabMergeRequest;GitLabEnvironment;GitBranch;GitTag;AzureDevOpsBranch;AzureDevOpsTag;AzureDevOpsPullRequest;AWSCodeCommitBranch;AWSCodeCommitTag;AWSCodeCommitPullRequest;ACRArtifactTag;ECRArtifactTag;GARArtifactTag
 	// +required
 	Type string `json:"type"`
 
@@ -76,6 +110,18 @@ type ResourceSetInputProviderSpec struct {
 	// Filter selects and limits the exported inputs.
 	// +optional
 	Filter *ResourceSetInputFilter `json:"filter,omitempty"`
+
+	// Skip keeps the exported input of a pull or merge request as it was while the request has
+	// one of these labels (or, for a label written `!label`, lacks it): its sha freezes, and a
+	// new request with such a label is not exported.
+	// +optional
+	Skip *ResourceSetInputSkip `json:"skip,omitempty"`
+
+	// Selectors choose the ExternalArtifacts an ExternalArtifact provider exports: required for
+	// that type, refused for the others.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Selectors []ExternalArtifactSelector `json:"selectors,omitempty"`
 
 	// Schedule limits when the provider fetches: only while one of these windows is open (or,
 	// for a window of 0s, at the times its cron expression names). A Sluice reading of
@@ -115,11 +161,57 @@ type ResourceSetInputFilter struct {
 	// +optional
 	ExcludeTag string `json:"excludeTag,omitempty"`
 
+	// IncludeBranch is a regular expression the branches must match (of a pull or merge request,
+	// its source branch).
+	// +optional
+	IncludeBranch string `json:"includeBranch,omitempty"`
+
+	// ExcludeBranch is a regular expression of branches to leave out.
+	// +optional
+	ExcludeBranch string `json:"excludeBranch,omitempty"`
+
+	// IncludeEnvironment is a regular expression the environments of a GitLabEnvironment
+	// provider must match.
+	// +optional
+	IncludeEnvironment string `json:"includeEnvironment,omitempty"`
+
+	// ExcludeEnvironment is a regular expression of environments to leave out.
+	// +optional
+	ExcludeEnvironment string `json:"excludeEnvironment,omitempty"`
+
+	// Labels a pull or merge request must all have to be exported.
+	// +optional
+	Labels []string `json:"labels,omitempty"`
+
 	// Limit is the maximum number of exported inputs (default 100).
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
 	// +kubebuilder:default=100
 	// +optional
 	Limit int `json:"limit,omitempty"`
+}
+
+// ResourceSetInputSkip says which pull or merge requests keep their last exported input.
+type ResourceSetInputSkip struct {
+	// Labels that freeze a request's input; `!label` freezes a request without the label.
+	// +optional
+	Labels []string `json:"labels,omitempty"`
+}
+
+// ExternalArtifactSelector chooses ExternalArtifacts by name or by labels.
+// +kubebuilder:validation:XValidation:rule="!has(self.name) || (!has(self.matchLabels) && !has(self.matchExpressions))",message="name is mutually exclusive with matchLabels and matchExpressions"
+type ExternalArtifactSelector struct {
+	metav1.LabelSelector `json:",inline"`
+
+	// Name chooses one ExternalArtifact by its name.
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Namespace the ExternalArtifacts are read from: the provider's own when empty, every
+	// namespace for "*". Another namespace is read as the provider's account
+	// (serviceAccountName, else the controller's default account).
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // ResourceSetInputProviderStatus is the observed state of a ResourceSetInputProvider.

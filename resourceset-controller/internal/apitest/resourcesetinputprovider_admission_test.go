@@ -38,9 +38,80 @@ func TestResourceSetInputProviderSpecValidation(t *testing.T) {
   url: oci://ghcr.io/stefanprodan/charts/podinfo
   filter:
     limit: 0`},
-		{name: "unknown type", rejected: `spec.type: Unsupported value: "GitHubBranch"`, spec: `
+		{name: "unknown type", rejected: `spec.type: Unsupported value: "GiteaRelease"`, spec: `
+  type: GiteaRelease
+  url: https://gitea.example.com/team/app`},
+		{name: "GitHubPullRequest with an oci URL", rejected: "spec.url must be the http:// or https:// address of the repository for the Gitea, GitHub and GitLab types", spec: `
+  type: GitHubPullRequest
+  url: oci://ghcr.io/team/app`},
+		{name: "GitLabBranch without a URL", rejected: "spec.url must be the http:// or https:// address of the repository", spec: `
+  type: GitLabBranch`},
+		{name: "GitTag with an oci URL", rejected: "spec.url must be an http://, https:// or ssh:// Git URL for the GitBranch and GitTag types", spec: `
+  type: GitTag
+  url: oci://ghcr.io/team/app`},
+		{name: "ExternalArtifact without selectors", rejected: "spec.selectors must be set for the ExternalArtifact type", spec: `
+  type: ExternalArtifact`},
+		{name: "ExternalArtifact with a URL", rejected: "spec.url must be empty for the ExternalArtifact type", spec: `
+  type: ExternalArtifact
+  url: https://example.com
+  selectors:
+  - matchLabels:
+      env: dev`},
+		{name: "selectors on another type", rejected: "spec.selectors may only be set for the ExternalArtifact type", spec: `
+  type: Static
+  selectors:
+  - matchLabels:
+      env: dev`},
+		{name: "selector by name and labels", rejected: "name is mutually exclusive with matchLabels and matchExpressions", spec: `
+  type: ExternalArtifact
+  selectors:
+  - name: auth
+    matchLabels:
+      env: dev`},
+		{name: "skip on branches", rejected: "spec.skip may only be set for the pull and merge request types", spec: `
+  type: GiteaBranch
+  url: https://gitea.example.com/team/app
+  skip:
+    labels: [hold]`},
+		{name: "limit above 10000", rejected: "spec.filter.limit: Invalid value: 10001", spec: `
   type: GitHubBranch
-  url: https://github.com/stefanprodan/podinfo`},
+  url: https://github.com/team/app
+  filter:
+    limit: 10001`},
+		{name: "flux-operator's pull request preview", spec: `
+  type: GitHubPullRequest
+  url: https://github.com/controlplaneio-fluxcd/flux-appx
+  secretRef:
+    name: github-app
+  filter:
+    labels: ["deploy/flux-preview"]
+    includeBranch: "^feat/"
+    excludeBranch: "^feat/not-this$"
+    limit: 10
+  skip:
+    labels: ["deploy/flux-preview-pause", "!test-ok"]
+  defaultValues:
+    chart: charts/flux-appx`},
+		{name: "GitLabEnvironment with environment filters", spec: `
+  type: GitLabEnvironment
+  url: https://gitlab.com/group/subgroup/app
+  filter:
+    includeEnvironment: "^review/"
+    excludeEnvironment: "stop"`},
+		{name: "GitBranch over ssh", spec: `
+  type: GitBranch
+  url: ssh://git@git.example.com/team/app.git
+  secretRef:
+    name: git-ssh`},
+		{name: "ExternalArtifact across namespaces", spec: `
+  type: ExternalArtifact
+  serviceAccountName: artifact-reader
+  selectors:
+  - namespace: "*"
+    matchExpressions:
+    - {key: env, operator: In, values: [dev, staging]}
+  - name: auth
+    namespace: apps`},
 		{name: "missing type", rejected: `spec.type: Required value`, spec: `
   url: https://inputs.example.com/tenants`},
 		{name: "timeout not a duration", rejected: `spec.timeout`, spec: `

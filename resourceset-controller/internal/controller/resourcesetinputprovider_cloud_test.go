@@ -31,7 +31,7 @@ spec:
 		key := client.ObjectKeyFromObject(obj)
 		g.Eventually(rsipCondition(key, meta.StalledCondition), timeout).Should(Equal("True|ReconciliationFailed|provider type "+typ+
 			" needs cloud identity (the workload identity of Azure, AWS or Google Cloud), which Sluice does not have: "+
-			"use Static, OCIArtifactTag or ExternalService"), typ)
+			"list the repository with GitBranch or GitTag and a token, or the registry with OCIArtifactTag"), typ)
 		g.Expect(rsipGet(g, key).Status.ExportedInputs).To(BeEmpty())
 	}
 }

@@ -23,10 +23,12 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/secrets"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/forge"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 
@@ -43,6 +45,9 @@ type ResourceSetInputProviderReconciler struct {
 	// --external-service-allowed-cidrs); nil is the default policy: no loopback, link-local or
 	// unspecified address.
 	Addresses *inputs.AddressPolicy
+	// Clients act as a provider's account where it reads beyond its namespace (ExternalArtifacts
+	// of other namespaces); nil reads with the controller's client.
+	Clients *impersonation.Clients
 }
 
 // +kubebuilder:rbac:groups=fluxcd.controlplane.io,resources=resourcesetinputproviders,verbs=get;list;watch
@@ -213,14 +218,19 @@ func (r *ResourceSetInputProviderReconciler) fetchInputs(ctx context.Context, ob
 		list, err = r.ociArtifactTags(ctx, obj)
 	case rsv1.InputProviderExternalService:
 		list, err = r.externalService(ctx, obj)
+	case rsv1.InputProviderExternalArtifact:
+		list, err = r.externalArtifacts(ctx, obj)
 	default:
+		if kind, ok := forge.KindOf(obj.Spec.Type); ok {
+			list, err = r.forgeInputs(ctx, obj, kind)
+			break
+		}
 		if slices.Contains(rsv1.CloudIdentityProviders, obj.Spec.Type) {
 			return nil, reconcile.TerminalError(fmt.Errorf("provider type %s needs cloud identity (the workload identity of Azure, AWS or "+
-				"Google Cloud), which Sluice does not have: use %s, %s or %s", obj.Spec.Type,
-				rsv1.InputProviderStatic, rsv1.InputProviderOCIArtifactTag, rsv1.InputProviderExternalService))
+				"Google Cloud), which Sluice does not have: list the repository with %s or %s and a token, or the registry with %s",
+				obj.Spec.Type, rsv1.InputProviderGitBranch, rsv1.InputProviderGitTag, rsv1.InputProviderOCIArtifactTag))
 		}
-		return nil, reconcile.TerminalError(fmt.Errorf("unknown provider type %q: use %s, %s or %s", obj.Spec.Type,
-			rsv1.InputProviderStatic, rsv1.InputProviderOCIArtifactTag, rsv1.InputProviderExternalService))
+		return nil, reconcile.TerminalError(fmt.Errorf("unknown provider type %q", obj.Spec.Type))
 	}
 	if err != nil {
 		return nil, err

@@ -61,8 +61,14 @@ func TestMain(m *testing.M) {
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = apiextensionsv1.AddToScheme(scheme)
 	_ = rsv1.AddToScheme(scheme)
-	var err error
-	env, err = testenv.Start(testenv.Options{Scheme: scheme, ExtraCRDPaths: []string{filepath.Join("testdata", "crds")}})
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// Flux's ExternalArtifact CRD, generated from its API module by `make tools`.
+	externalArtifactCRD := filepath.Join(root, "bin", "crds", "source.toolkit.fluxcd.io_externalartifacts.yaml")
+	env, err = testenv.Start(testenv.Options{Scheme: scheme, ExtraCRDPaths: []string{filepath.Join("testdata", "crds"), externalArtifactCRD}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -114,7 +120,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	}
 	provider := &ResourceSetInputProviderReconciler{
 		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
-		Addresses: testAddresses,
+		Addresses: testAddresses, Clients: clients,
 	}
 	if err := provider.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err

@@ -41,3 +41,6 @@ func partKey(input map[string]any) []byte {
 	}
 	return canonicalJSON(input)
 }
+
+// ShortID is the id of a named thing (a tag, a branch): the short hash of its name.
+func ShortID(name string) string { return shortHash([]byte(name)) }

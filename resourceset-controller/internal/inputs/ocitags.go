@@ -98,6 +98,16 @@ func parseRepository(url string, insecure bool) (name.Repository, error) {
 	return repo, nil
 }
 
+// SelectTags filters, sorts and limits tags as OCIArtifactTags does: the forge providers' tags
+// are chosen by the same rules as a registry's.
+func SelectTags(tags []string, f Filter) ([]string, error) {
+	sel, err := compileFilter(f)
+	if err != nil {
+		return nil, err
+	}
+	return sel.apply(tags), nil
+}
+
 // tagSelector is a compiled Filter.
 type tagSelector struct {
 	include, exclude *regexp.Regexp
