@@ -103,6 +103,9 @@ func run(m *testing.M) (code int) {
 			"source-controller": {"--watch-label-selector=!" + shardLabel},
 			// The automation scenario pushes a tag and waits for its release.
 			"manifest-generator": {"--registry-poll-interval=1s"},
+			// The preview scenario's Gitea listens on 127.0.0.1, which the forge providers may
+			// not reach by default.
+			"resourceset-controller": {"--external-service-allowed-cidrs=127.0.0.1/32"},
 		},
 	})
 	if err != nil {

@@ -78,6 +78,14 @@ func (r *ResourceSetInputProviderReconciler) lister(ctx context.Context, obj *rs
 	case strings.HasPrefix(obj.Spec.Type, "Gitea"):
 		opts.Token = apiToken(data)
 		l, err = forge.NewGitea(opts)
+	case strings.HasPrefix(obj.Spec.Type, "GitHub"):
+		if opts.Token, err = forge.GitHubToken(ctx, data, obj.Spec.URL, opts.HTTPClient); err != nil {
+			return nil, noop, err
+		}
+		l, err = forge.NewGitHub(opts)
+	case strings.HasPrefix(obj.Spec.Type, "GitLab"):
+		opts.Token = apiToken(data)
+		l, err = forge.NewGitLab(opts)
 	default:
 		return nil, noop, reconcile.TerminalError(fmt.Errorf("provider type %s is not served yet", obj.Spec.Type))
 	}

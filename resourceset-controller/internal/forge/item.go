@@ -9,8 +9,8 @@ import (
 
 // Item is one branch, tag, pull or merge request, or environment of a repository.
 type Item struct {
-	// ID identifies the item among its kind: the number of a pull or merge request, a short hash
-	// of the name of a branch, tag or environment.
+	// ID identifies the item among its kind: the number of a pull or merge request, GitLab's id
+	// of an environment, a short hash of the name of a branch or tag.
 	ID string
 	// SHA is the commit the item points at (a request's head).
 	SHA string

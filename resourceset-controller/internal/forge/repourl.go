@@ -12,14 +12,16 @@ import (
 func splitRepoURL(raw string) (base *url.URL, owner, repo string, err error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "", "", &inputs.InvalidURLError{URL: raw, Reason: "it must be the http:// or https:// address of a repository"}
+		return nil, "", "", &inputs.InvalidURLError{URL: "(unparsable)", Reason: "it must be the http:// or https:// address of a repository"}
 	}
+	// The URL is quoted without a password it may carry.
+	shown := u.Redacted()
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, "", "", &inputs.InvalidURLError{URL: raw, Reason: "it must not carry credentials, a query or a fragment: put the token in spec.secretRef"}
+		return nil, "", "", &inputs.InvalidURLError{URL: shown, Reason: "it must not carry credentials, a query or a fragment: put the token in spec.secretRef"}
 	}
 	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
 	if len(parts) < 2 || parts[len(parts)-2] == "" || parts[len(parts)-1] == "" {
-		return nil, "", "", &inputs.InvalidURLError{URL: raw, Reason: "it must end with /<owner>/<repository>"}
+		return nil, "", "", &inputs.InvalidURLError{URL: shown, Reason: "it must end with /<owner>/<repository>"}
 	}
 	owner, repo = parts[len(parts)-2], strings.TrimSuffix(parts[len(parts)-1], ".git")
 	base = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/" + strings.Join(parts[:len(parts)-2], "/")}
