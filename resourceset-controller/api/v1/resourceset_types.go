@@ -35,6 +35,12 @@ type ResourceSetSpec struct {
 	// +optional
 	Inputs []ResourceSetInput `json:"inputs,omitempty"`
 
+	// InputDefaults are values every input starts from: a key an input (or, under Permute, a
+	// combination) does not set takes its value from here. A Sluice addition (flux-operator
+	// #225).
+	// +optional
+	InputDefaults ResourceSetInput `json:"inputDefaults,omitempty"`
+
 	// InputsFrom selects ResourceSetInputProviders in the same namespace whose exported inputs are
 	// added to spec.inputs.
 	// +kubebuilder:validation:MaxItems=64

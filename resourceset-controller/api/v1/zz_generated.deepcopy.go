@@ -533,6 +533,22 @@ func (in *ResourceSetSpec) DeepCopyInto(out *ResourceSetSpec) {
 			}
 		}
 	}
+	if in.InputDefaults != nil {
+		in, out := &in.InputDefaults, &out.InputDefaults
+		*out = make(ResourceSetInput, len(*in))
+		for key, val := range *in {
+			var outVal *apiextensionsv1.JSON
+			if val == nil {
+				(*out)[key] = nil
+			} else {
+				inVal := (*in)[key]
+				in, out := &inVal, &outVal
+				*out = new(apiextensionsv1.JSON)
+				(*in).DeepCopyInto(*out)
+			}
+			(*out)[key] = outVal
+		}
+	}
 	if in.InputsFrom != nil {
 		in, out := &in.InputsFrom, &out.InputsFrom
 		*out = make([]InputProviderReference, len(*in))

@@ -58,6 +58,13 @@ func RenderResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inp
 			return Rendered{}, err
 		}
 	}
+	if len(rset.Spec.InputDefaults) > 0 {
+		defaults, err := inputs.FromAPI([]rsv1.ResourceSetInput{rset.Spec.InputDefaults})
+		if err != nil {
+			return Rendered{}, fmt.Errorf("spec.inputDefaults: %w", err)
+		}
+		all = inputs.WithDefaults(all, defaults[0])
+	}
 	var common *CommonMetadata
 	if cm := rset.Spec.CommonMetadata; cm != nil {
 		common = &CommonMetadata{Labels: cm.Labels, Annotations: cm.Annotations}
