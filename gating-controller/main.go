@@ -1,5 +1,6 @@
 // Command gating-controller keeps Gate objects opened or closed: defaults, manual requests with a
-// window, and the schedules of GateKeepers.
+// window, and the schedules of GateKeepers; it also serves Flux's Receiver API when asked
+// (--webhook-receiver-addr).
 package main
 
 import (
@@ -16,12 +17,15 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
+	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/controller"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxreceiver"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxsyncs"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/receiver"
 )
@@ -37,6 +41,16 @@ func main() {
 	var receiverMaxDuration time.Duration
 	pflag.DurationVar(&receiverMaxDuration, "receiver-max-duration", receiver.DefaultMaxDuration,
 		"The longest a request made through the webhook receiver may last (its \"for\"); a longer one is refused with 400.")
+	var webhookReceiverAddr string
+	pflag.StringVar(&webhookReceiverAddr, "webhook-receiver-addr", "",
+		"Address the receiver of Flux's Receiver API (notification.toolkit.fluxcd.io/v1) listens on (e.g. :9293); "+
+			"empty, it is off and Receivers are not reconciled.")
+	var webhookReceiverMaxBody int64
+	pflag.Int64Var(&webhookReceiverMaxBody, "webhook-receiver-max-body-size", fluxreceiver.DefaultMaxBodySize,
+		"The largest body, in bytes, a Receiver's webhook accepts; a larger one is refused with 413.")
+	var webhookReceiverCrossNamespace bool
+	pflag.BoolVar(&webhookReceiverCrossNamespace, "webhook-receiver-allow-cross-namespace-refs", false,
+		"Let a Receiver ask objects of other namespaces than its own to reconcile; off, such a Receiver is Stalled.")
 	var holdFluxSyncs bool
 	pflag.BoolVar(&holdFluxSyncs, "hold-flux-syncs", true,
 		"Hold Flux's Kustomizations, HelmReleases and ImageUpdateAutomations annotated with "+gatesapi.GatesAnnotation+
@@ -46,11 +60,19 @@ func main() {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(gatingv1.AddToScheme(scheme))
+	utilruntime.Must(notificationv1.AddToScheme(scheme))
 
-	mgr, err := opts.NewManager(controllerName, scheme, &gatingv1.Gate{}, &gatingv1.GateKeeper{})
+	owned := []client.Object{&gatingv1.Gate{}, &gatingv1.GateKeeper{}}
+	if webhookReceiverAddr != "" {
+		owned = append(owned, &notificationv1.Receiver{})
+	}
+	mgr, err := opts.NewManager(controllerName, scheme, owned...)
 	bootstrap.Exit(err, "creating manager")
 	if receiverMaxDuration <= 0 {
 		bootstrap.Exit(fmt.Errorf("--receiver-max-duration must be longer than 0s, not %s", receiverMaxDuration), "parsing flags")
+	}
+	if webhookReceiverMaxBody <= 0 {
+		bootstrap.Exit(fmt.Errorf("--webhook-receiver-max-body-size must be more than 0, not %d", webhookReceiverMaxBody), "parsing flags")
 	}
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
@@ -75,6 +97,15 @@ func main() {
 		srv := &receiver.Server{Addr: receiverAddr, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: by,
 			Limits: receiver.Limits{MaxDuration: receiverMaxDuration}}
 		bootstrap.Exit(mgr.Add(srv), "setting up the webhook receiver")
+	}
+
+	if webhookReceiverAddr != "" {
+		receivers := &fluxreceiver.ReceiverReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
+			AllowCrossNamespaceRefs: webhookReceiverCrossNamespace, RequeueDependency: opts.RequeueDependency}
+		bootstrap.Exit(receivers.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Receiver controller")
+		srv := &fluxreceiver.Server{Addr: webhookReceiverAddr, Client: mgr.GetClient(), EventRecorder: recorder,
+			AllowCrossNamespaceRefs: webhookReceiverCrossNamespace, Limits: fluxreceiver.Limits{MaxBody: webhookReceiverMaxBody}}
+		bootstrap.Exit(mgr.Add(srv), "setting up the Receiver webhook server")
 	}
 
 	bootstrap.Run(mgr, controllerName)
