@@ -75,7 +75,10 @@ func (r *ReceiverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		if !errors.As(err, &missing) {
 			return ctrl.Result{}, err
 		}
-		// Waiting on the Secret: looked at again, without a backoff.
+		// Waiting on the Secret: looked at again, without a backoff; said once.
+		if !conditions.IsFalse(obj, meta.ReadyCondition) || conditions.GetMessage(obj, meta.ReadyCondition) != err.Error() {
+			r.EventRecorder.Event(obj, corev1.EventTypeWarning, notificationv1.TokenNotFoundReason, err.Error())
+		}
 		conditions.MarkFalse(obj, meta.ReadyCondition, notificationv1.TokenNotFoundReason, "%s", err)
 		obj.Status.WebhookPath = ""
 		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
@@ -86,6 +89,8 @@ func (r *ReceiverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		// Not the path itself: for a generic Receiver it is the only credential. It is in the
 		// status, for those who may read the Receiver.
 		ctrl.LoggerFrom(ctx).Info("Receiver initialized for a new webhook path")
+		r.EventRecorder.Event(obj, corev1.EventTypeNormal, meta.SucceededReason,
+			"Receiver initialized for a new webhook path (.status.webhookPath)")
 		obj.Status.WebhookPath = path
 	}
 	conditions.MarkTrue(obj, meta.ReadyCondition, meta.SucceededReason, "%s", msg)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -106,14 +105,9 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if req.body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.limits.MaxBody)); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			req.log.Info("request refused: the body is too large")
-			webhook.Reply(w, http.StatusRequestEntityTooLarge, "the body is too large")
-			return
-		}
-		webhook.Reply(w, http.StatusBadRequest, "could not read the body")
+	var ok bool
+	if req.body, ok = webhook.ReadBody(w, r, h.limits.MaxBody); !ok {
+		req.log.Info("request refused: the body could not be read or is too large")
 		return
 	}
 	req.event = event(receiver.Spec.Type, r.Header)
@@ -130,8 +124,7 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 		authenticate(receiver.Spec.Type, r.Header, req.body, known) == nil
 	if !caller {
 		if read && h.failures.Exhausted(webhook.SourceOf(r.RemoteAddr), req.now) {
-			w.Header().Set("Retry-After", webhook.RetryAfter(h.limits.FailureInterval))
-			webhook.Reply(w, http.StatusTooManyRequests, "too many failed attempts from this address")
+			webhook.TooManyFailures(w, h.limits.FailureInterval)
 			req.log.Info("request refused: too many failed attempts from this address")
 			return
 		}

@@ -88,6 +88,12 @@ func TestReceiverWithoutSecret(t *testing.T) {
 	g.Expect(k8s.Update(ctx(), secret)).To(Succeed())
 	g.Eventually(conditionOf(ns, "lonely", meta.ReadyCondition), 10*time.Second).Should(HavePrefix("True|Succeeded|"))
 	g.Expect(getReceiver(g, ns, "lonely").Status.WebhookPath).To(Equal("/hook/" + sha256Hex("finally"+"lonely"+ns)))
+	// Each change of state is an event, once; the path is not in them.
+	g.Eventually(testenv.EventsOf(k8s, types.NamespacedName{Namespace: ns, Name: "lonely"}, notificationv1.ReceiverKind), 10*time.Second).
+		Should(ConsistOf(
+			"Warning TokenNotFound: Secret '"+ns+"/webhook-token' not found: create it with the webhook's secret token under 'token'",
+			"Warning TokenNotFound: Secret '"+ns+"/webhook-token' has no 'token' key: add the webhook's secret token under 'token'",
+			"Normal Succeeded: Receiver initialized for a new webhook path (.status.webhookPath)"))
 }
 
 // A Receiver that names an object of another namespace stalls, saying why, when cross-namespace

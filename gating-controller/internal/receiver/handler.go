@@ -2,8 +2,6 @@ package receiver
 
 import (
 	"crypto/sha256"
-	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -77,14 +75,8 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.limits.MaxBody))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			webhook.Reply(w, http.StatusRequestEntityTooLarge, "the body is too large")
-			return
-		}
-		webhook.Reply(w, http.StatusBadRequest, "could not read the body")
+	raw, ok := webhook.ReadBody(w, r, h.limits.MaxBody)
+	if !ok {
 		return
 	}
 
@@ -101,8 +93,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 		h.tooManyForGate(w, log)
 		return
 	case !caller && read && h.failures.Exhausted(source, now):
-		w.Header().Set("Retry-After", webhook.RetryAfter(h.limits.FailureInterval))
-		webhook.Reply(w, http.StatusTooManyRequests, "too many failed attempts from this address")
+		webhook.TooManyFailures(w, h.limits.FailureInterval)
 		log.Info("request refused: too many failed attempts from this address")
 		return
 	}

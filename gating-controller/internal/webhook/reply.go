@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -18,4 +20,27 @@ func Reply(w http.ResponseWriter, code int, msg string) {
 // RetryAfter is a Retry-After header value: whole seconds, at least one.
 func RetryAfter(d time.Duration) string {
 	return strconv.Itoa(max(1, int(d.Seconds()+0.5)))
+}
+
+// ReadBody reads the request's body, at most maxBytes of it. A larger body is answered 413 (the
+// body is too large), a body that cannot be read 400; ok is false then.
+func ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int64) (body []byte, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			Reply(w, http.StatusRequestEntityTooLarge, "the body is too large")
+			return nil, false
+		}
+		Reply(w, http.StatusBadRequest, "could not read the body")
+		return nil, false
+	}
+	return body, true
+}
+
+// TooManyFailures answers a request from a source address that has spent its failed attempts
+// (SourceFailures): 429, with the Retry-After of one more attempt.
+func TooManyFailures(w http.ResponseWriter, interval time.Duration) {
+	w.Header().Set("Retry-After", RetryAfter(interval))
+	Reply(w, http.StatusTooManyRequests, "too many failed attempts from this address")
 }
