@@ -21,6 +21,9 @@ IMAGEUPDATEAUTOMATION_CRD := $(BIN)/crds/image.toolkit.fluxcd.io_imageupdateauto
 # The source of flux-operator's api/v1 package, whose fields resourceset-controller's field walk
 # compares with its own (resourceset-controller/api/v1/fieldwalk_test.go).
 FLUX_OPERATOR_API := $(BIN)/flux-operator-api/v1/resourceset_types.go
+# Gitea, the forge of shared/testserver.NewGitea, and the files it reads from disk.
+GITEA := $(BIN)/gitea
+GITEA_DATA := $(BIN)/gitea-data
 KUBECTL := $(BIN)/kubectl
 ETCD := $(BIN)/etcd
 # The real node's parts (e2e/node), built by `make node-tools`.
@@ -35,7 +38,7 @@ CNI_PLUGINS := $(addprefix $(BIN)/cni/,bridge host-local loopback portmap)
 COREDNS := $(BIN)/coredns
 NODE_TOOLS := $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY) $(CONTAINERD) $(CTR) $(CONTAINERD_SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS)
 TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM) $(KUSTOMIZE_CONTROLLER) \
-	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD) $(FLUX_OPERATOR_API)
+	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD) $(FLUX_OPERATOR_API) $(GITEA)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
@@ -107,6 +110,23 @@ $(FLUX_OPERATOR_API):
 	  test -n "$$dir"; rm -rf $(dir $@); mkdir -p $(dir $@); \
 	  for f in $$dir/api/v1/*.go; do case $$f in *_test.go) ;; *) cp $$f $(dir $@);; esac; done; \
 	  chmod -R u+w $(dir $@); test -f $@
+
+# Gitea, the forge of shared/testserver.NewGitea, built from a writable copy of its downloaded
+# module as upstream's Dockerfile builds it: cgo SQLite (gcc) with its tags and CFLAGS. Without the
+# bindata tag it reads its templates, options (locales, README and label templates) and public
+# files from disk: they go to bin/gitea-data/, which the test server gives it as STATIC_ROOT_PATH
+# (the module has no built JS/CSS: web pages render unstyled; the API does not need them). The
+# binary is moved into place last, so that an interrupted build is redone.
+$(GITEA):
+	set -e; dir=$$(cd /tmp && GOFLAGS=-mod=mod go mod download -json code.gitea.io/gitea@$(GITEA_VERSION) | \
+	  sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); test -n "$$dir"; \
+	  tmp=$$(mktemp -d); trap 'chmod -R u+w '$$tmp'; rm -rf '$$tmp EXIT; \
+	  cp -r $$dir/. $$tmp/src; chmod -R u+w $$tmp/src; \
+	  cd $$tmp/src && CGO_ENABLED=1 CGO_CFLAGS=-DSQLITE_MAX_VARIABLE_NUMBER=32766 GOWORK=off GOFLAGS=-mod=mod \
+	  go build -tags 'sqlite sqlite_unlock_notify' \
+	  -ldflags "-s -w -X main.Version=$(GITEA_VERSION:v%=%) -X 'main.Tags=sqlite sqlite_unlock_notify'" -o $$tmp/gitea . && \
+	  rm -rf $(GITEA_DATA) && mkdir -p $(GITEA_DATA) && cp -r templates options public $(GITEA_DATA)/ && \
+	  mv $$tmp/gitea $@
 
 ## node-tools: build the real node's parts into bin/ (only those missing): kubelet, kube-scheduler,
 ## kube-proxy, containerd, ctr, its runc shim, runc, the CNI plugins (bin/cni/) and CoreDNS. runc

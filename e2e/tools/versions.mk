@@ -24,6 +24,10 @@ IMAGE_AUTOMATION_CONTROLLER_API_VERSION := v1.2.5
 # source of its api/v1 package into bin/ for the field walk (it needs Go 1.27, so it is read, not
 # built).
 FLUX_OPERATOR_VERSION := v0.59.0
+# Gitea (code.gitea.io/gitea), the real forge of shared/testserver.NewGitea: pull requests, forge
+# APIs and webhooks. v1.26.0 builds with Go 1.26 from its downloaded module; v1.27 (module
+# gitea.dev) needs requirements the module proxy does not serve.
+GITEA_VERSION := v1.26.0
 # The real node of e2e/node, built by `make node-tools`: kubelet, kube-scheduler and kube-proxy come
 # from k8s.io/kubernetes in go.mod beside this file; these are the node's other parts.
 CONTAINERD_VERSION := v2.4.2

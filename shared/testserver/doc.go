@@ -19,4 +19,18 @@
 //
 // Everything stops and is removed through t.Cleanup. The git binary is required: RequireGit
 // fails the test (it does not skip) when it is missing.
+//
+// For pull requests, forge APIs and webhooks, NewGitea runs a real Gitea (bin/gitea, built by
+// `make tools`; the test fails naming it when it is missing) on loopback with SQLite, and drives
+// it through its REST API (gitea.go, gitea_api.go):
+//
+//	forge := testserver.NewGitea(t)
+//	alice := forge.CreateUser(t, "alice") // her token
+//	repo := forge.CreateRepo(t, testserver.GiteaAdmin, "app") // a README on main
+//	repo.AddWebhook(t, listenerURL, "secret", "push", "pull_request")
+//	repo.CreateBranch(t, "feature", "main")
+//	repo.Commit(t, "feature", "change", map[string]string{"deploy/cm.yaml": "..."})
+//	repo.AddCollaborator(t, "alice", "write")
+//	pr := repo.As(alice).OpenPullRequest(t, "feature", "main", "Change") // alice's
+//	repo.MergePullRequest(t, pr)
 package testserver
