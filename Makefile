@@ -18,6 +18,8 @@ KUSTOMIZE_CONTROLLER := $(BIN)/kustomize-controller
 # CRDs of Flux kinds whose controllers are not built here, generated from their API modules.
 HELMRELEASE_CRD := $(BIN)/crds/helm.toolkit.fluxcd.io_helmreleases.yaml
 IMAGEUPDATEAUTOMATION_CRD := $(BIN)/crds/image.toolkit.fluxcd.io_imageupdateautomations.yaml
+# Flux's ExternalArtifact, which ExternalArtifact input providers read.
+EXTERNALARTIFACT_CRD := $(BIN)/crds/source.toolkit.fluxcd.io_externalartifacts.yaml
 # The source of flux-operator's api/v1 package, whose fields resourceset-controller's field walk
 # compares with its own (resourceset-controller/api/v1/fieldwalk_test.go).
 FLUX_OPERATOR_API := $(BIN)/flux-operator-api/v1/resourceset_types.go
@@ -38,7 +40,7 @@ CNI_PLUGINS := $(addprefix $(BIN)/cni/,bridge host-local loopback portmap)
 COREDNS := $(BIN)/coredns
 NODE_TOOLS := $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY) $(CONTAINERD) $(CTR) $(CONTAINERD_SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS)
 TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM) $(KUSTOMIZE_CONTROLLER) \
-	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD) $(FLUX_OPERATOR_API) $(GITEA)
+	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD) $(EXTERNALARTIFACT_CRD) $(FLUX_OPERATOR_API) $(GITEA)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
@@ -100,6 +102,9 @@ $(HELMRELEASE_CRD): | $(CONTROLLER_GEN)
 
 $(IMAGEUPDATEAUTOMATION_CRD): | $(CONTROLLER_GEN)
 	$(call FLUX_API_CRD,github.com/fluxcd/image-automation-controller/api,$(IMAGE_AUTOMATION_CONTROLLER_API_VERSION))
+
+$(EXTERNALARTIFACT_CRD): | $(CONTROLLER_GEN)
+	$(call FLUX_API_CRD,github.com/fluxcd/source-controller/api,$(SOURCE_CONTROLLER_API_VERSION))
 
 # flux-operator needs Go 1.27: it is not built, and not a dependency of any module. The go command of
 # the approved Go 1.27 toolchain (GOTOOLCHAIN=go1.27.3, from the module proxy) downloads and

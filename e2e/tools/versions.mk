@@ -20,6 +20,9 @@ KUSTOMIZE_CONTROLLER_VERSION := v1.9.6
 # api v1.7 needs Go 1.27.
 HELM_CONTROLLER_API_VERSION := v1.6.5
 IMAGE_AUTOMATION_CONTROLLER_API_VERSION := v1.2.5
+# Flux's source API module of the same release (kustomize-controller v1.9.6 requires it), for the
+# ExternalArtifact CRD.
+SOURCE_CONTROLLER_API_VERSION := v1.9.0
 # flux-operator, whose ResourceSet API Sluice serves field for field: `make tools` copies the Go
 # source of its api/v1 package into bin/ for the field walk (it needs Go 1.27, so it is read, not
 # built).
