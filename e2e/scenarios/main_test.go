@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,6 +24,19 @@ var (
 	servers *harness.Servers
 	binDir  string
 )
+
+// webhookReceiverAddr is where the gating-controller serves Flux's Receivers.
+var webhookReceiverAddr string
+
+// freeLoopbackAddr is a port of 127.0.0.1 that was free a moment ago.
+func freeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
 
 // gitUser and gitPassword protect the Git server: every GitRepository reads (and every
 // ManifestUpdate pushes) with a Secret holding them.
@@ -93,6 +107,10 @@ func run(m *testing.M) (code int) {
 		Git: testserver.Options{Username: gitUser, Password: gitPassword},
 	})
 
+	if webhookReceiverAddr, err = freeLoopbackAddr(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sys, err = harness.StartSystemWith(ctx, binDir, stateDir, harness.SystemOptions{
@@ -106,6 +124,8 @@ func run(m *testing.M) (code int) {
 			// The preview scenario's Gitea listens on 127.0.0.1, which the forge providers may
 			// not reach by default.
 			"resourceset-controller": {"--external-service-allowed-cidrs=127.0.0.1/32"},
+			// The push scenario's Gitea delivers its webhooks to the Receivers here.
+			"gating-controller": {"--webhook-receiver-addr=" + webhookReceiverAddr},
 		},
 	})
 	if err != nil {
