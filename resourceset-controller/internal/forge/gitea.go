@@ -91,31 +91,34 @@ func (g *gitea) List(ctx context.Context, kind Kind) ([]Item, error) {
 	return nil, fmt.Errorf("Gitea has no %s", kind)
 }
 
-// giteaList reads every page of a listing of the repository.
+// giteaList reads every page of a listing of the repository: a page shorter than the page size
+// is the last.
 func giteaList[T any](ctx context.Context, g *gitea, what string, query url.Values, item func(T) Item) ([]Item, error) {
-	pages := Pages{What: what + " of " + g.owner + "/" + g.repo}
-	var out []Item
-	for page := 1; ; page++ {
-		q := url.Values{"page": {strconv.Itoa(page)}, "limit": {strconv.Itoa(giteaPageSize)}}
+	whole := what + " of " + g.owner + "/" + g.repo
+	batch, err := allPages(ctx, "Gitea", whole, giteaPageSize, func(n int) ([]T, int, error) {
+		q := url.Values{"page": {strconv.Itoa(n)}, "limit": {strconv.Itoa(giteaPageSize)}}
 		for k, v := range query {
 			q[k] = v
 		}
 		u := g.base.JoinPath("api", "v1", "repos", g.owner, g.repo, what)
 		u.RawQuery = q.Encode()
-		var batch []T
-		if err := g.get(ctx, u, &batch); err != nil {
-			return nil, fmt.Errorf("listing the %s: %w", pages.What, err)
+		var page []T
+		if err := g.get(ctx, u, &page); err != nil {
+			return nil, 0, fmt.Errorf("listing the %s: %w", whole, err)
 		}
-		if err := pages.Add(len(batch)); err != nil {
-			return nil, err
+		if len(page) < giteaPageSize {
+			return page, 0, nil
 		}
-		for _, b := range batch {
-			out = append(out, item(b))
-		}
-		if len(batch) < giteaPageSize {
-			return out, nil
-		}
+		return page, n + 1, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	out := make([]Item, len(batch))
+	for i, b := range batch {
+		out[i] = item(b)
+	}
+	return out, nil
 }
 
 func (g *gitea) get(ctx context.Context, u *url.URL, into any) error {

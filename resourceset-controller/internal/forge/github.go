@@ -15,11 +15,6 @@ import (
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 
-// maxPages bounds the number of pages a GitHub or GitLab listing asks for: a forge that honours
-// per_page serves MaxItems in MaxItems/PageSize pages, so one more page than that is already
-// too many items, whatever a misbehaving server answers.
-const maxPages = MaxItems/PageSize + 1
-
 // NewGitHub returns the Lister of a repository on GitHub or on a GitHub Enterprise Server,
 // through GitHub's REST API with its official Go client (go-github). The URL is
 // https://github.com/<owner>/<repo> (the API is then https://api.github.com) or, for any other
@@ -169,34 +164,15 @@ func (g *gitHubLister) pullRequests(ctx context.Context) ([]Item, error) {
 }
 
 // gitHubPages asks for every page of a listing, PageSize items at a time, following the page
-// numbers go-github reads from the Link header, and stops with a *TooManyError past MaxItems.
+// numbers go-github reads from the Link header.
 func gitHubPages[T any](ctx context.Context, what string, page func(github.ListOptions) ([]T, *github.Response, error)) ([]T, error) {
-	count := Pages{What: what}
-	var all []T
-	opts := github.ListOptions{PerPage: PageSize, Page: 1}
-	for n := 1; ; n++ {
-		if n > maxPages {
-			return nil, &TooManyError{What: what}
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		items, resp, err := page(opts)
+	return allPages(ctx, "GitHub", what, PageSize, func(n int) ([]T, int, error) {
+		items, resp, err := page(github.ListOptions{PerPage: PageSize, Page: n})
 		if err != nil {
-			return nil, gitHubError("listing the "+what, err)
+			return nil, 0, gitHubError("listing the "+what, err)
 		}
-		if err := count.Add(len(items)); err != nil {
-			return nil, err
-		}
-		all = append(all, items...)
-		if resp.NextPage == 0 {
-			return all, nil
-		}
-		if resp.NextPage <= opts.Page {
-			return nil, fmt.Errorf("listing the %s: GitHub sent page %d after page %d", what, resp.NextPage, opts.Page)
-		}
-		opts.Page = resp.NextPage
-	}
+		return items, resp.NextPage, nil
+	})
 }
 
 // gitHubError says what went wrong with a request to GitHub's API: the status and what it

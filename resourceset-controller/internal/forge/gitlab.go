@@ -260,34 +260,15 @@ func (g *gitLabLister) deploymentOf(ctx context.Context, env *gitlab.Environment
 }
 
 // gitLabPages asks for every page of a listing, PageSize items at a time, following the
-// X-Next-Page header, and stops with a *TooManyError past MaxItems.
+// X-Next-Page header.
 func gitLabPages[T any](ctx context.Context, what string, page func(gitlab.ListOptions) ([]T, *gitlab.Response, error)) ([]T, error) {
-	count := Pages{What: what}
-	var all []T
-	opts := gitlab.ListOptions{PerPage: PageSize, Page: 1}
-	for n := 1; ; n++ {
-		if n > maxPages {
-			return nil, &TooManyError{What: what}
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		items, resp, err := page(opts)
+	return allPages(ctx, "GitLab", what, PageSize, func(n int) ([]T, int, error) {
+		items, resp, err := page(gitlab.ListOptions{PerPage: PageSize, Page: n})
 		if err != nil {
-			return nil, gitLabError("listing the "+what, err)
+			return nil, 0, gitLabError("listing the "+what, err)
 		}
-		if err := count.Add(len(items)); err != nil {
-			return nil, err
-		}
-		all = append(all, items...)
-		if resp.NextPage == 0 {
-			return all, nil
-		}
-		if resp.NextPage <= opts.Page {
-			return nil, fmt.Errorf("listing the %s: GitLab sent page %d after page %d", what, resp.NextPage, opts.Page)
-		}
-		opts.Page = resp.NextPage
-	}
+		return items, resp.NextPage, nil
+	})
 }
 
 // gitLabError says what went wrong with a request to GitLab's API: the status and what it

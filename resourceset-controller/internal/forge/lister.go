@@ -55,6 +55,39 @@ func (p *Pages) Add(n int) error {
 	return nil
 }
 
+// allPages asks for every page of a listing, from page 1, following the next page number the
+// forge answers with (0 at the last page), and stops with a *TooManyError past MaxItems, or past
+// the pages that hold MaxItems at pageSize items each (a forge that keeps answering with empty or
+// short pages stops there too). forge names it in the error of a page number that goes backwards.
+func allPages[T any](ctx context.Context, forge, what string, pageSize int, page func(n int) (items []T, next int, err error)) ([]T, error) {
+	count := Pages{What: what}
+	maxPages := MaxItems/pageSize + 1
+	var all []T
+	for n, asked := 1, 1; ; asked++ {
+		if asked > maxPages {
+			return nil, &TooManyError{What: what}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		items, next, err := page(n)
+		if err != nil {
+			return nil, err
+		}
+		if err := count.Add(len(items)); err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+		if next == 0 {
+			return all, nil
+		}
+		if next <= n {
+			return nil, fmt.Errorf("listing the %s: %s sent page %d after page %d", what, forge, next, n)
+		}
+		n = next
+	}
+}
+
 // KindOf is what a provider type lists, and whether it is one of the forge or Git types.
 func KindOf(providerType string) (Kind, bool) {
 	switch providerType {
