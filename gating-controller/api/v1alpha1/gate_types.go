@@ -65,6 +65,12 @@ type GateSpec struct {
 	// receiver; unset, the receiver answers 404 for this gate.
 	// +optional
 	Receiver *GateReceiver `json:"receiver,omitempty"`
+
+	// NotificationRefs name GateNotifications of the gate's namespace that report on this gate,
+	// even when their own spec.gates and spec.gateSelector do not select it.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	NotificationRefs []meta.LocalObjectReference `json:"notificationRefs,omitempty"`
 }
 
 // GateReceiver authenticates the requests of the webhook receiver for one gate.
