@@ -27,6 +27,7 @@ import (
 	"github.com/sluice-gitops/sluice/gating-controller/internal/controller"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxreceiver"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxsyncs"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/notify"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/receiver"
 )
 
@@ -55,6 +56,14 @@ func main() {
 	pflag.BoolVar(&holdFluxSyncs, "hold-flux-syncs", true,
 		"Hold Flux's Kustomizations, HelmReleases and ImageUpdateAutomations annotated with "+gatesapi.GatesAnnotation+
 			" behind their gates (needs get/list/watch/patch on them, see deploy/README.md).")
+	var dashboardURL string
+	pflag.StringVar(&dashboardURL, "dashboard-url", "",
+		"Base URL of `kubectl gate ui` as deployed; GateNotifications link each event to it. Empty, they carry no link.")
+	var notificationAllowedCIDRs, serviceCIDRs []string
+	pflag.StringSliceVar(&notificationAllowedCIDRs, notify.AllowedCIDRsFlag, nil,
+		"Ranges (CIDRs or addresses, repeatable or comma-separated) GateNotifications may post to although they are loopback, link-local, unspecified or in --service-cidr; 0.0.0.0/0,::/0 allows every address.")
+	pflag.StringSliceVar(&serviceCIDRs, notify.ServiceCIDRFlag, nil,
+		"The cluster's Service ranges (CIDRs), which GateNotifications may not post to unless --"+notify.AllowedCIDRsFlag+" allows them.")
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
@@ -62,7 +71,7 @@ func main() {
 	utilruntime.Must(gatingv1.AddToScheme(scheme))
 	utilruntime.Must(notificationv1.AddToScheme(scheme))
 
-	owned := []client.Object{&gatingv1.Gate{}, &gatingv1.GateKeeper{}}
+	owned := []client.Object{&gatingv1.Gate{}, &gatingv1.GateKeeper{}, &gatingv1.GateNotification{}}
 	if webhookReceiverAddr != "" {
 		owned = append(owned, &notificationv1.Receiver{})
 	}
@@ -82,6 +91,15 @@ func main() {
 	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")
 	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}}
 	bootstrap.Exit(keeperReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GateKeeper controller")
+	allowedRanges, err := notify.ParseCIDRs(notificationAllowedCIDRs)
+	bootstrap.Exit(err, "parsing --"+notify.AllowedCIDRsFlag)
+	serviceRanges, err := notify.ParseCIDRs(serviceCIDRs)
+	bootstrap.Exit(err, "parsing --"+notify.ServiceCIDRFlag)
+	notifications := &controller.GateNotificationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder,
+		Metrics: &readiness, DashboardURL: dashboardURL, RequeueDependency: opts.RequeueDependency,
+		Sender: &notify.Sender{Policy: &notify.AddressPolicy{Allowed: allowedRanges, ServiceCIDRs: serviceRanges}}}
+	bootstrap.Exit(notifications.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GateNotification controller")
+	gateReconciler.Notifier = notifications
 
 	if holdFluxSyncs {
 		starter := &fluxsyncs.Starter{Manager: mgr, Options: opts.ControllerOptions(), New: func(k fluxsyncs.Kind) *fluxsyncs.Reconciler {

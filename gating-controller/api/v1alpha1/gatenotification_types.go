@@ -50,13 +50,13 @@ const (
 )
 
 // GateNotificationSpec says which gates' events are forwarded, and where.
-// +kubebuilder:validation:XValidation:rule="has(self.gates) || has(self.gateSelector)",message="set spec.gates, spec.gateSelector or both (a Gate may also name the notification in its spec.notificationRefs)"
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) || (has(self.address) && (self.type == 'generic' || self.type == 'generic-hmac'))",message="spec.secretRef is required: it holds the address (spec.address is for generic endpoints only)"
 // +kubebuilder:validation:XValidation:rule="!has(self.address) || self.type == 'generic' || self.type == 'generic-hmac'",message="a Slack or Teams webhook URL is a secret: put it in the Secret of spec.secretRef, key 'address'"
 // +kubebuilder:validation:XValidation:rule="self.type != 'generic-hmac' || has(self.secretRef)",message="generic-hmac needs spec.secretRef: its Secret holds the HMAC key in 'token'"
 type GateNotificationSpec struct {
 	// Gates are the names of the gates, in the notification's namespace, whose events are
-	// forwarded; `*` is every gate of the namespace.
+	// forwarded; `*` is every gate of the namespace. A gate also reports to the notifications its
+	// spec.notificationRefs name.
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=253

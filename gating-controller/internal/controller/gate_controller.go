@@ -52,6 +52,8 @@ type GateReconciler struct {
 	// Metrics records the gotk_reconcile_condition gauges (Ready, Reconciling, Stalled) Flux's
 	// dashboards read; nil records none.
 	Metrics *runtimectrl.Metrics
+	// Notifier takes the gate's events for the GateNotifications; nil sends none.
+	Notifier Notifier
 }
 
 // +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates;gatekeepers,verbs=get;list;watch;update;patch
@@ -125,6 +127,7 @@ func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv
 	case failed != "":
 		log.FromContext(ctx).Info(failed)
 		r.EventRecorder.Event(gate, corev1.EventTypeWarning, InvalidScheduleReason, failed)
+		r.notifyKeeperFailed(gate, keepers, failed)
 	case recovered:
 		r.EventRecorder.Event(gate, corev1.EventTypeNormal, KeeperRecoveredReason,
 			"every GateKeeper of the gate can be evaluated again")
@@ -159,6 +162,10 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 	// condition got ahead of its history (written in two requests, as this controller once
 	// did, and stopped in between) still gets the transition recorded.
 	changed := len(gate.Status.History) == 0 || gate.Status.History[0].Opened != d.opened()
+	var previous *gatingv1.GateTransition
+	if len(gate.Status.History) > 0 {
+		previous = gate.Status.History[0].DeepCopy()
+	}
 
 	if d.opened() {
 		conditions.MarkTrue(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
@@ -199,6 +206,7 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 		event += ": " + d.reason
 	}
 	r.EventRecorder.Event(gate, corev1.EventTypeNormal, reason, event+")")
+	r.notifyTransition(gate, d, previous, now, event+")")
 }
 
 // markReady sets Ready with the cause of the gate's state. A broken GateKeeper makes it False
