@@ -65,6 +65,65 @@ type GateKeeperSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	Windows []Window `json:"windows,omitempty"`
+
+	// Calendar reads periods from an iCalendar (RFC 5545) document: the gate is kept in
+	// Calendar.State (default closed) during each of its events.
+	// +optional
+	Calendar *Calendar `json:"calendar,omitempty"`
+
+	// Periods are one-off stretches of time the gate is kept in a state.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Periods []Period `json:"periods,omitempty"`
+
+	// Runway closes the gate this long before each closed period starts (of the calendar,
+	// the periods, the cron expressions and the windows alike), so nothing starts that cannot
+	// finish before it.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	Runway *metav1.Duration `json:"runway,omitempty"`
+}
+
+// Calendar is an iCalendar document and the state its events keep the gate in.
+type Calendar struct {
+	// ConfigMapRef is the key of a ConfigMap, in the keeper's namespace, holding the document.
+	ConfigMapRef ConfigMapKeyRef `json:"configMapRef"`
+	// State the gate is kept in during the calendar's events (default closed).
+	// +kubebuilder:default=closed
+	// +optional
+	State GateState `json:"state,omitempty"`
+}
+
+// ConfigMapKeyRef names a key of a ConfigMap in the object's namespace.
+type ConfigMapKeyRef struct {
+	// Name of the ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Key in the ConfigMap's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// Period keeps the gate in a state from Start until End.
+type Period struct {
+	// Name labels the period (optional), as a calendar event's SUMMARY does.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Start is an RFC 3339 time (2026-12-24T18:00:00+01:00) or a date (2026-12-24: 00:00 in
+	// spec.timeZone).
+	// +kubebuilder:validation:MinLength=1
+	Start string `json:"start"`
+	// End, exclusive, written like Start: 2026-12-27 ends when 27 December begins.
+	// +kubebuilder:validation:MinLength=1
+	End string `json:"end"`
+	// State the gate is kept in during the period (default closed).
+	// +kubebuilder:default=closed
+	// +optional
+	State GateState `json:"state,omitempty"`
 }
 
 // GateKeeperActive is the state a keeper holds its gate in now.
@@ -85,7 +144,8 @@ type GateKeeperStatus struct {
 	// ObservedGeneration is the last generation reconciled.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Conditions: `Ready`, `Stalled` for a schedule that does not parse.
+	// Conditions: `Ready`, `Stalled` for a schedule that does not parse; `Ready=False` with
+	// reason `CalendarFailed` while the calendar cannot be read.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// Active is the state the keeper holds its gate in now.

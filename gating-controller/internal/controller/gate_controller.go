@@ -23,7 +23,6 @@ import (
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
 )
 
 const (
@@ -52,6 +51,8 @@ type GateReconciler struct {
 	// Metrics records the gotk_reconcile_condition gauges (Ready, Reconciling, Stalled) Flux's
 	// dashboards read; nil records none.
 	Metrics *runtimectrl.Metrics
+	// apiReader reads the keepers' calendar ConfigMaps (SetupWithManager sets it).
+	apiReader client.Reader
 	// Notifier takes the gate's events for the GateNotifications; nil sends none.
 	Notifier Notifier
 }
@@ -112,8 +113,12 @@ func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]
 		return nil, fmt.Errorf("listing the GateKeepers of the gate: %w", err)
 	}
 	keepers := make([]keeper, 0, len(list.Items))
+	now := r.Clock.Now()
 	for _, gk := range list.Items {
-		s, err := schedule.Parse(gk.Spec)
+		s, err := compileKeeper(ctx, readerOr(r.apiReader, r.Client), &gk, now)
+		if err != nil && isTransient(err) {
+			return nil, err
+		}
 		keepers = append(keepers, keeper{name: gk.Name, schedule: s, err: err, failsClosed: err != nil && failsClosed(gk.Spec)})
 	}
 	sort.Slice(keepers, func(i, j int) bool { return keepers[i].name < keepers[j].name })

@@ -26,7 +26,7 @@ const (
 // schedule would be active, the safe state is closed. A keeper that lists no schedule (only a
 // bad time zone, say) never affects its gate, broken or not.
 func failsClosed(spec gatingv1.GateKeeperSpec) bool {
-	if len(spec.Windows) > 0 {
+	if len(spec.Windows) > 0 || len(spec.Periods) > 0 || spec.Calendar != nil {
 		return true
 	}
 	return spec.CronJob != nil && (len(spec.CronJob.Closed) > 0 || len(spec.CronJob.Opened) > 0)

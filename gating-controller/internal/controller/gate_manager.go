@@ -26,6 +26,7 @@ func (r *GateReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager,
 		func(o client.Object) []string { return []string{o.(*gatingv1.GateKeeper).Spec.Gate} }); err != nil {
 		return err
 	}
+	r.apiReader = mgr.GetAPIReader()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gatingv1.Gate{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},
@@ -34,6 +35,7 @@ func (r *GateReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager,
 		))).
 		Watches(&gatingv1.GateKeeper{}, handler.EnqueueRequestsFromMapFunc(keptGate),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesMetadata(configMapMetadata(), handler.EnqueueRequestsFromMapFunc(r.gatesOfCalendar)).
 		WithOptions(opts).
 		Complete(r)
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
 )
 
 const (
@@ -35,6 +34,8 @@ type GateKeeperReconciler struct {
 	client.Client
 	EventRecorder kuberecorder.EventRecorder
 	Clock         clock.PassiveClock
+	// apiReader reads the calendar ConfigMaps (SetupWithManager sets it).
+	apiReader client.Reader
 }
 
 func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
@@ -51,7 +52,24 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, err
 	}
 
-	keeper, err := schedule.Parse(gk.Spec)
+	now := r.Clock.Now()
+	keeper, err := compileKeeper(ctx, readerOr(r.apiReader, r.Client), gk, now)
+	if err != nil && isCalendarError(err) {
+		// Not stalled: the ConfigMap may appear or be fixed without a change of the keeper, and
+		// the watch on ConfigMaps brings the keeper back then.
+		effect := "the gate is held closed until it is fixed"
+		if !failsClosed(gk.Spec) {
+			effect = "the gate is not affected by this GateKeeper"
+		}
+		msg := fmt.Sprintf("calendar cannot be read, %s: %s", effect, err)
+		conditions.MarkFalse(gk, meta.ReadyCondition, CalendarFailedReason, "%s", msg)
+		gk.Status.Active, gk.Status.NextTransitionAt = "", nil
+		r.EventRecorder.Event(gk, corev1.EventTypeWarning, CalendarFailedReason, msg)
+		return ctrl.Result{RequeueAfter: calendarRetry}, nil
+	}
+	if err != nil && isTransient(err) {
+		return ctrl.Result{}, err
+	}
 	if err != nil {
 		// A spec nobody can retry: Finalize marks the keeper Stalled with Ready's reason and
 		// message, and observes the generation all the same.
@@ -66,7 +84,6 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 
-	now := r.Clock.Now()
 	gk.Status.Active = gatingv1.GateKeeperActive(keeper.Holds(now))
 	gk.Status.NextTransitionAt = nil
 	result = ctrl.Result{}
@@ -74,6 +91,10 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		t := metav1.NewTime(next)
 		gk.Status.NextTransitionAt = &t
 		result.RequeueAfter = next.Sub(now) + 100*time.Millisecond
+	}
+	if gk.Spec.Calendar != nil && (result.RequeueAfter == 0 || result.RequeueAfter > calendarRefresh) {
+		// A calendar is known over the horizon from now only: look again now and then.
+		result.RequeueAfter = calendarRefresh
 	}
 
 	gate := &gatingv1.Gate{}

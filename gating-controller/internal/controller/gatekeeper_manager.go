@@ -19,9 +19,15 @@ import (
 
 // SetupWithManager registers the GateKeeper controller; it needs the index the Gate controller
 // registers, so it is set up after it. Gates appearing or going away, or getting a new request,
-// re-evaluate their keepers. It takes a context like every SetupWithManager, though it
-// registers no index.
-func (r *GateKeeperReconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
+// re-evaluate their keepers, and so do changes of the ConfigMaps of their calendars (watched
+// by their metadata only). It registers the index of keepers by calendar ConfigMap.
+func (r *GateKeeperReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	// Keepers by the ConfigMap of their calendar: a change of it re-evaluates them, and their
+	// gates (the Gate controller's watch uses the same index).
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &gatingv1.GateKeeper{}, gateKeeperConfigMapIndex, calendarConfigMap); err != nil {
+		return err
+	}
+	r.apiReader = mgr.GetAPIReader()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gatingv1.GateKeeper{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},
@@ -29,6 +35,7 @@ func (r *GateKeeperReconciler) SetupWithManager(_ context.Context, mgr ctrl.Mana
 		))).
 		Watches(&gatingv1.Gate{}, handler.EnqueueRequestsFromMapFunc(r.keepersOfGate),
 			builder.WithPredicates(gateCreatedDeletedOrRequested())).
+		WatchesMetadata(configMapMetadata(), handler.EnqueueRequestsFromMapFunc(r.keepersOfCalendar)).
 		WithOptions(opts).
 		Complete(r)
 }
