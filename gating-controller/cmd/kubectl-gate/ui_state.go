@@ -90,7 +90,7 @@ func (d *dashboard) state(ctx context.Context) (*uiState, error) {
 	for i := range gates.Items {
 		gate := &gates.Items[i]
 		key := types.NamespacedName{Namespace: gate.Namespace, Name: gate.Name}
-		st.Gates = append(st.Gates, newUIGate(gate, keepers[key], waiting.byGate[key], now))
+		st.Gates = append(st.Gates, newUIGate(gate, keepers[key], waiting.byGate[key], now, readCalendar(ctx, d.client)))
 	}
 	return st, nil
 }
@@ -118,7 +118,7 @@ func (d *dashboard) keepers(ctx context.Context) (map[types.NamespacedName][]gat
 	return byGate, nil
 }
 
-func newUIGate(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, waiting []waitingObject, now time.Time) uiGate {
+func newUIGate(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, waiting []waitingObject, now time.Time, cals calendarReader) uiGate {
 	g := uiGate{
 		Namespace:        gate.Namespace,
 		Name:             gate.Name,
@@ -136,7 +136,7 @@ func newUIGate(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, w
 	if g.Waiting == nil {
 		g.Waiting = []waitingObject{}
 	}
-	g.Keepers, g.Timeline, g.TimelineNote = gateTimeline(gate, keepers, now)
+	g.Keepers, g.Timeline, g.TimelineNote = gateTimeline(gate, keepers, now, cals)
 	for _, t := range gate.Status.History {
 		state := "closed"
 		if t.Opened {

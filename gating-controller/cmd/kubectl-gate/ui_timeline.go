@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/calendar"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
 )
 
@@ -25,13 +30,57 @@ type uiTransition struct {
 	Zone  string `json:"zone"`
 	State string `json:"state"` // opened or closed from At on
 	Cause string `json:"cause"` // request, gatekeeper/<name> or default, as in the history
+	// Label names the calendar event or period of the keeper that makes the change, if any.
+	Label string `json:"label,omitempty"`
+}
+
+// calendarReader reads the calendar of a keeper with spec.calendar.
+type calendarReader func(gk *gatingv1alpha1.GateKeeper) (*calendar.Calendar, error)
+
+// readCalendar reads a keeper's calendar from its ConfigMap, with the user's rights.
+func readCalendar(ctx context.Context, c client.Reader) calendarReader {
+	return func(gk *gatingv1alpha1.GateKeeper) (*calendar.Calendar, error) {
+		ref := gk.Spec.Calendar.ConfigMapRef
+		// Unstructured, so the plugin's scheme needs no core types.
+		cm := &unstructured.Unstructured{}
+		cm.SetAPIVersion("v1")
+		cm.SetKind("ConfigMap")
+		if err := c.Get(ctx, client.ObjectKey{Namespace: gk.Namespace, Name: ref.Name}, cm); err != nil {
+			return nil, fmt.Errorf("spec.calendar.configMapRef: ConfigMap '%s': %w", ref.Name, err)
+		}
+		data, ok, _ := unstructured.NestedString(cm.Object, "data", ref.Key)
+		if !ok {
+			return nil, fmt.Errorf("spec.calendar.configMapRef: ConfigMap '%s' key '%s': no such key", ref.Name, ref.Key)
+		}
+		loc, err := time.LoadLocation(gk.Spec.TimeZone)
+		if err != nil {
+			loc = time.UTC // the spec's own check reports it
+		}
+		cal, err := calendar.Parse([]byte(data), loc)
+		if err != nil {
+			return nil, fmt.Errorf("spec.calendar.configMapRef: ConfigMap '%s' key '%s': %w", ref.Name, ref.Key, err)
+		}
+		return cal, nil
+	}
+}
+
+// compileKeeper compiles a keeper at now, with its calendar when it has one.
+func compileKeeper(gk *gatingv1alpha1.GateKeeper, cals calendarReader, now time.Time) (*schedule.Keeper, error) {
+	if gk.Spec.Calendar == nil || cals == nil {
+		return schedule.Compile(gk.Spec, nil, now)
+	}
+	cal, err := cals(gk)
+	if err != nil {
+		return nil, err
+	}
+	return schedule.Compile(gk.Spec, cal, now)
 }
 
 // gateTimeline lists the gate's keepers and the changes of its state over the next
 // timelineDays, each shown in the time zone of the schedule that makes it (UTC for a request's
 // end). A keeper that cannot be evaluated leaves the timeline empty with a note: the gate is held
 // closed until it is fixed, whatever the schedules say.
-func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, now time.Time) ([]uiKeeper, []uiTransition, string) {
+func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, now time.Time, cals calendarReader) ([]uiKeeper, []uiTransition, string) {
 	sort.Slice(keepers, func(i, j int) bool { return keepers[i].Name < keepers[j].Name })
 	in := schedule.NewGateInputs(gate, nil)
 	parsed := map[string]*schedule.Keeper{}
@@ -39,7 +88,7 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 	var broken []string
 	for _, gk := range keepers {
 		k := uiKeeper{Name: gk.Name, TimeZone: orDefault(gk.Spec.TimeZone, "UTC")}
-		s, err := schedule.Parse(gk.Spec)
+		s, err := compileKeeper(&gk, cals, now)
 		if err != nil {
 			k.Error = collapse(err.Error())
 			broken = append(broken, fmt.Sprintf("'%s'", gk.Name))
@@ -92,8 +141,17 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 			continue // a change hidden by a request or by another keeper
 		}
 		state = s
-		timeline = append(timeline, uiTransition{At: formatTime(c.at), Local: c.at.In(c.zone).Format("Mon 2 Jan 2006 15:04 MST"),
-			Zone: c.zone.String(), State: string(s), Cause: cause})
+		tr := uiTransition{At: formatTime(c.at), Local: c.at.In(c.zone).Format("Mon 2 Jan 2006 15:04 MST"),
+			Zone: c.zone.String(), State: string(s), Cause: cause}
+		if name, ok := strings.CutPrefix(cause, "gatekeeper/"); ok && parsed[name] != nil {
+			// The event or period that closes the gate; for an opening, the one that ends.
+			at := c.at
+			if s == gatingv1alpha1.GateOpened {
+				at = c.at.Add(-time.Nanosecond)
+			}
+			tr.Label = parsed[name].Label(at)
+		}
+		timeline = append(timeline, tr)
 	}
 	return shown, timeline, note
 }

@@ -63,7 +63,7 @@ function timeline(gate, days) {
     part.appendChild(el("p", "empty", `No opening or closing in the next ${days} days.`));
   } else {
     part.appendChild(table(["When (schedule's zone)", "Zone", "UTC", "Becomes", "Cause"],
-      gate.timeline.map((t) => [t.local, t.zone, t.at, t.state, t.cause]), stateClass(3)));
+      gate.timeline.map((t) => [t.local, t.zone, t.at, t.state, t.label ? t.cause + " (" + t.label + ")" : t.cause]), stateClass(3)));
   }
   return part;
 }
