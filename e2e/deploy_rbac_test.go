@@ -218,10 +218,21 @@ func TestRBACControllerRolesWriteOnlyTheirOwnKinds(t *testing.T) {
 		{"source-controller", controller("source-controller"), ownGroups["source-controller"], []string{"patch core/pods"}},
 		// Flux's syncs held behind gates: spec.suspend, the held annotations and the Approved
 		// condition (gating-controller/docs/flux-syncs.md).
+		// Flux's Receivers, which it serves too (their status), and the reconcile requests
+		// (reconcile.fluxcd.io/requestedAt) a Receiver writes on the kinds it may name
+		// (gating-controller/docs/flux-receiver.md).
 		{"gating-controller", controller("gating-controller"), ownGroups["gating-controller"], []string{
 			"patch kustomize.toolkit.fluxcd.io/kustomizations", "patch kustomize.toolkit.fluxcd.io/kustomizations/status",
 			"patch helm.toolkit.fluxcd.io/helmreleases", "patch helm.toolkit.fluxcd.io/helmreleases/status",
 			"patch image.toolkit.fluxcd.io/imageupdateautomations", "patch image.toolkit.fluxcd.io/imageupdateautomations/status",
+			"patch notification.toolkit.fluxcd.io/receivers/status",
+			"patch fluxcd.controlplane.io/resourcesetinputproviders", "patch fluxcd.controlplane.io/resourcesets",
+			"patch generator.toolkit.fluxcd.io/manifestgenerations",
+			"patch image.toolkit.fluxcd.io/imagepolicies", "patch image.toolkit.fluxcd.io/imagerepositories",
+			"patch source.extensions.fluxcd.io/artifactgenerators",
+			"patch source.toolkit.fluxcd.io/buckets", "patch source.toolkit.fluxcd.io/externalartifacts",
+			"patch source.toolkit.fluxcd.io/gitrepositories", "patch source.toolkit.fluxcd.io/helmcharts",
+			"patch source.toolkit.fluxcd.io/helmrepositories", "patch source.toolkit.fluxcd.io/ocirepositories",
 		}},
 		{"resourceset-controller", controller("resourceset-controller"), ownGroups["resourceset-controller"],
 			[]string{"* */*", "impersonate core/serviceaccounts"}},

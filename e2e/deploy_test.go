@@ -129,7 +129,7 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g.Expect(kinds["Role"]).To(ConsistOf("source-controller"))
 	g.Expect(kinds["RoleBinding"]).To(ConsistOf("source-controller"))
 	g.Expect(kinds["Service"]).To(ConsistOf("source-controller", "gating-controller"))
-	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-receiver", "allow-scraping", "allow-egress"))
+	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-receiver", "allow-webhook-receiver", "allow-scraping", "allow-egress"))
 	// Who opened a gate is who did it (TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser).
 	g.Expect(kinds["ValidatingAdmissionPolicy"]).To(ConsistOf("gate-requested-by"))
 	g.Expect(kinds["ValidatingAdmissionPolicyBinding"]).To(ConsistOf("gate-requested-by"))
@@ -173,16 +173,20 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	advAddr, _ := flagValue(manager.Args, "--storage-adv-addr")
 	g.Expect(advAddr).To(Equal("source-controller.$(RUNTIME_NAMESPACE).svc.cluster.local."))
 
-	// The webhook receiver's Service: port http-receiver to the port --receiver-addr binds.
+	// The gating-controller's Service: port http-receiver to the port --receiver-addr binds (the
+	// gate receiver), http-webhook to the port of --webhook-receiver-addr (Flux's Receivers).
 	receiverSvc := &corev1.Service{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: "gating-controller"}, receiverSvc)).To(Succeed())
-	g.Expect(receiverSvc.Spec.Ports).To(ConsistOf(HaveField("Name", "http-receiver")))
+	g.Expect(receiverSvc.Spec.Ports).To(ConsistOf(HaveField("Name", "http-receiver"), HaveField("Name", "http-webhook")))
 	gating := deployments["gating-controller"]
 	g.Expect(receiverSvc.Spec.Selector).To(Equal(gating.Spec.Selector.MatchLabels))
-	receiverPort := containerPort(gating.Spec.Template.Spec.Containers[0], receiverSvc.Spec.Ports[0].TargetPort.String())
-	g.Expect(receiverPort).NotTo(BeNil(), "the receiver Service's targetPort is no port of the gating-controller")
-	receiverAddr, _ := flagValue(gating.Spec.Template.Spec.Containers[0].Args, "--receiver-addr")
-	g.Expect(receiverAddr).To(Equal(fmt.Sprintf(":%d", receiverPort.ContainerPort)))
+	for _, p := range receiverSvc.Spec.Ports {
+		flag := map[string]string{"http-receiver": "--receiver-addr", "http-webhook": "--webhook-receiver-addr"}[p.Name]
+		port := containerPort(gating.Spec.Template.Spec.Containers[0], p.TargetPort.String())
+		g.Expect(port).NotTo(BeNil(), "the Service's targetPort %s is no port of the gating-controller", p.TargetPort.String())
+		addr, _ := flagValue(gating.Spec.Template.Spec.Containers[0].Args, flag)
+		g.Expect(addr).To(Equal(fmt.Sprintf(":%d", port.ContainerPort)), flag)
+	}
 
 	checkNetworkPolicies(t, deployments)
 	checkPodSecurity(t, deployments)
