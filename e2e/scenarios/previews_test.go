@@ -14,7 +14,6 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
 
-
 // Preview environments from a real Gitea's pull requests: a pull request labelled
 // "deploy/preview" gets a preview (a ConfigMap here, named after the request, holding its head),
 // a "deploy/hold" label freezes it at the commit it runs while new commits arrive, and closing
