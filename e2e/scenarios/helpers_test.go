@@ -56,7 +56,7 @@ var sluiceKinds = []schema.GroupVersionKind{
 
 // scenario is one end-to-end story in namespaces of its own.
 type scenario struct {
-	t  *testing.T
+	t  testing.TB
 	g  Gomega
 	ns string
 	// namespaces are every namespace of the scenario (ns first): their objects are dumped and
@@ -67,7 +67,7 @@ type scenario struct {
 // newScenario creates the namespace ns for a scenario. On failure the scenario's objects and
 // the controllers' log lines about its namespaces are printed; at the end its objects are
 // deleted (the controllers' finalizers run), so it stops loading the system.
-func newScenario(t *testing.T, ns string) *scenario {
+func newScenario(t testing.TB, ns string) *scenario {
 	t.Helper()
 	s := &scenario{t: t, g: NewWithT(t), ns: ns}
 	t.Cleanup(s.deleteObjects)
