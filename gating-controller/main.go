@@ -58,7 +58,7 @@ func main() {
 			" behind their gates (needs get/list/watch/patch on them, see deploy/README.md).")
 	var dashboardURL string
 	pflag.StringVar(&dashboardURL, "dashboard-url", "",
-		"Base URL of `kubectl gate ui` as deployed; GateNotifications link each event to it. Empty, they carry no link.")
+		"Base URL of the dashboard (kubectl gate ui) as deployed; GateNotifications link each event to it. Empty, they carry no link.")
 	var notificationAllowedCIDRs, serviceCIDRs []string
 	pflag.StringSliceVar(&notificationAllowedCIDRs, notify.AllowedCIDRsFlag, nil,
 		"Ranges (CIDRs or addresses, repeatable or comma-separated) GateNotifications may post to although they are loopback, link-local, unspecified or in --service-cidr; 0.0.0.0/0,::/0 allows every address.")
