@@ -76,6 +76,9 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	if err := keeper.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
+	if err := startNotifications(ctx, mgr, recorder, opts); err != nil {
+		return err
+	}
 	go func() { _ = mgr.Start(ctx) }()
 	return nil
 }
