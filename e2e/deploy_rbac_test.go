@@ -328,7 +328,7 @@ func serviceAccountKubeconfig(t *testing.T, dir, name string) string {
 // harness sets to loopback addresses and test directories.
 func deploymentArgs(t *testing.T, objects []*unstructured.Unstructured, name string) []string {
 	t.Helper()
-	harnessFlags := regexp.MustCompile(`^--(metrics-addr|health-addr|receiver-addr|storage-path|storage-addr|storage-adv-addr|generator-path)=`)
+	harnessFlags := regexp.MustCompile(`^--(metrics-addr|health-addr|receiver-addr|webhook-receiver-addr|storage-path|storage-addr|storage-adv-addr|generator-path)=`)
 	for _, o := range objects {
 		if o.GetKind() != "Deployment" || o.GetName() != name {
 			continue

@@ -63,16 +63,19 @@ func run(ctx context.Context, bin, state, examples string) (err error) {
 		return err
 	}
 
-	// The gating-controller's webhook receiver, on a free loopback port.
-	ports, err := harness.FreePorts(1)
+	// The gating-controller's webhook receivers (the gate receiver, Flux's Receivers), on free
+	// loopback ports.
+	ports, err := harness.FreePorts(2)
 	if err != nil {
 		return err
 	}
 	receiverURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	webhookURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 
 	fmt.Println("starting the control plane and the controllers...")
 	sys, err := harness.StartSystemWith(ctx, bin, state, harness.SystemOptions{Args: map[string][]string{
-		"gating-controller": {"--receiver-addr=" + strings.TrimPrefix(receiverURL, "http://")},
+		"gating-controller": {"--receiver-addr=" + strings.TrimPrefix(receiverURL, "http://"),
+			"--webhook-receiver-addr=" + strings.TrimPrefix(webhookURL, "http://")},
 	}})
 	if err != nil {
 		return err
@@ -103,21 +106,22 @@ func run(ctx context.Context, bin, state, examples string) (err error) {
 	if pending := waitReady(ctx, sys.Env.Client, objects, 2*time.Minute); len(pending) > 0 {
 		fmt.Printf("not ready yet (see the controller logs):\n  %s\n", strings.Join(pending, "\n  "))
 	}
-	printTour(sys, state, repo.HTTPURL(), receiverURL)
+	printTour(sys, state, repo.HTTPURL(), receiverURL, webhookURL)
 	<-ctx.Done()
 	return nil
 }
 
-func printTour(sys *harness.System, state, gitURL, receiverURL string) {
+func printTour(sys *harness.System, state, gitURL, receiverURL, webhookURL string) {
 	fmt.Printf(`
 Sluice is running, with the demo in the namespace sluice-demo.
 
   kubeconfig:       %[1]s/kubeconfig
   demo repository:  %[2]s  (also in %[1]s/git-url; push to it, no credentials)
   gate receiver:    %[3]s/gates/<namespace>/<name>/open|close  (also in %[1]s/receiver-url)
+  Flux Receivers:   %[4]s<status.webhookPath of a Receiver>
   logs:             %[1]s/<controller>.log, kube-controller-manager.log, git-server.log
 
-`, state, gitURL, receiverURL)
+`, state, gitURL, receiverURL, webhookURL)
 	fmt.Printf("  %-24s namespaces finish deleting, owners' dependents are garbage-collected\n", sys.ControllerManager.Name)
 	for _, c := range sys.Controllers {
 		fmt.Printf("  %-24s metrics http://%s/metrics  health http://%s/readyz\n", c.Name, c.MetricsAddr, c.HealthAddr)
