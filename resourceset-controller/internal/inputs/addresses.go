@@ -1,27 +1,22 @@
 package inputs
 
 import (
-	"fmt"
-	"net"
 	"net/netip"
-	"strings"
 	"syscall"
+
+	"github.com/sluice-gitops/sluice/shared/egress"
 )
 
 // The flags of the resourceset-controller that set an AddressPolicy.
 const (
-	// AllowedCIDRsFlag allows ranges an ExternalService would otherwise be refused.
+	// AllowedCIDRsFlag allows ranges an ExternalService or a forge would otherwise be refused.
 	AllowedCIDRsFlag = "external-service-allowed-cidrs"
 	// ServiceCIDRFlag gives the cluster's Service ranges, refused.
 	ServiceCIDRFlag = "service-cidr"
 )
 
-// AddressPolicy says which addresses an ExternalService may connect to. The URL of a provider is
-// written by a tenant, and the controller would otherwise fetch it from inside the cluster and
-// report what it found: the controller's own ports on loopback, the cloud's metadata service on
-// a link-local address, and the cluster's Services. These are refused unless Allowed holds them.
-// The check is made on each address actually dialed, after DNS and on every redirect, so neither
-// a host name resolving to a refused address nor a redirect to one gets through.
+// AddressPolicy says which addresses an ExternalService or a forge provider may connect to: the
+// shared egress policy (shared/egress), set by AllowedCIDRsFlag and ServiceCIDRFlag.
 type AddressPolicy struct {
 	// ServiceCIDRs are the cluster's Service ranges (--service-cidr); none when unknown.
 	ServiceCIDRs []netip.Prefix
@@ -30,92 +25,14 @@ type AddressPolicy struct {
 	Allowed []netip.Prefix
 }
 
-// thisNetwork is 0.0.0.0/8: Linux connects 0.0.0.0 to the host itself.
-var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-
-// refusal says why addr is refused, "" when it is not.
-func (p *AddressPolicy) refusal(addr netip.Addr) string {
-	addr = addr.Unmap()
-	for _, allowed := range p.Allowed {
-		if allowed.Contains(addr) {
-			return ""
-		}
-	}
-	switch {
-	case addr.IsLoopback():
-		return "a loopback address"
-	case addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast():
-		return "a link-local address (cloud metadata services are there)"
-	case addr.IsUnspecified() || thisNetwork.Contains(addr):
-		return "an unspecified address"
-	}
-	for _, service := range p.ServiceCIDRs {
-		if service.Contains(addr) {
-			return fmt.Sprintf("in the cluster's Service range %s", service)
-		}
-	}
-	return ""
+// control is the net.Dialer Control of a provider's client.
+func (p *AddressPolicy) control(network, address string, c syscall.RawConn) error {
+	policy := egress.Policy{ServiceCIDRs: p.ServiceCIDRs, Allowed: p.Allowed, Flag: AllowedCIDRsFlag}
+	return policy.Control(network, address, c)
 }
 
-// control is the net.Dialer Control of an ExternalService client: it runs before each connection,
-// with the address resolved.
-func (p *AddressPolicy) control(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return fmt.Errorf("refusing to connect to %q: not an IP address", host)
-	}
-	if why := p.refusal(addr); why != "" {
-		return &RefusedAddressError{Addr: addr.Unmap(), Why: why}
-	}
-	return nil
-}
+// RefusedAddressError is an address a provider may not connect to; it is terminal.
+type RefusedAddressError = egress.RefusedAddressError
 
-// RefusedAddressError is an address an ExternalService may not connect to. Retrying cannot help
-// until the URL or the controller's flags change, so it is terminal.
-type RefusedAddressError struct {
-	Addr netip.Addr
-	// Why says what kind of address it is: "a loopback address".
-	Why string
-}
-
-func (e *RefusedAddressError) Error() string {
-	bits := 32
-	if e.Addr.Is6() {
-		bits = 128
-	}
-	return fmt.Sprintf("refusing to connect to %s, %s: the controller reaches such addresses only when --%s allows them (e.g. --%s=%s/%d)",
-		e.Addr, e.Why, AllowedCIDRsFlag, AllowedCIDRsFlag, e.Addr, bits)
-}
-
-// ParseCIDRs reads the values of AllowedCIDRsFlag and ServiceCIDRFlag: CIDRs, or single
-// addresses.
-func ParseCIDRs(values []string) ([]netip.Prefix, error) {
-	out := make([]netip.Prefix, 0, len(values))
-	for _, v := range values {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			continue
-		}
-		if !strings.Contains(v, "/") {
-			addr, err := netip.ParseAddr(v)
-			if err != nil {
-				return nil, fmt.Errorf("%q is neither a CIDR nor an IP address", v)
-			}
-			out = append(out, netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen()))
-			continue
-		}
-		prefix, err := netip.ParsePrefix(v)
-		if err != nil {
-			return nil, fmt.Errorf("%q is neither a CIDR nor an IP address", v)
-		}
-		if prefix.Addr().Is4In6() && prefix.Bits() >= 96 {
-			prefix = netip.PrefixFrom(prefix.Addr().Unmap(), prefix.Bits()-96)
-		}
-		out = append(out, prefix.Masked())
-	}
-	return out, nil
-}
+// ParseCIDRs reads the values of AllowedCIDRsFlag and ServiceCIDRFlag.
+var ParseCIDRs = egress.ParseCIDRs
