@@ -37,6 +37,7 @@ const (
 
 // GateSpec defines the default state of a gate and how long a manual request lasts.
 // +kubebuilder:validation:XValidation:rule="!(has(self.closed) && has(self.default))",message="set either spec.default or spec.closed, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.approval) || (has(self.default) && self.default == 'closed') || (has(self.closed) && self.closed)",message="a gate with spec.approval is closed by default: set spec.default: closed"
 type GateSpec struct {
 	// Default is the state of the gate when no request or schedule applies (default `opened`).
 	// +optional
@@ -71,6 +72,11 @@ type GateSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	NotificationRefs []meta.LocalObjectReference `json:"notificationRefs,omitempty"`
+
+	// Approval holds the gate closed until the responses (GateApprovals) to an open request
+	// satisfy its rules; see docs/gate.md, "Approvals".
+	// +optional
+	Approval *GateApprovalSpec `json:"approval,omitempty"`
 }
 
 // GateReceiver authenticates the requests of the webhook receiver for one gate.
@@ -109,6 +115,9 @@ type GateTransition struct {
 	// RequestedBy names who made the request.
 	// +optional
 	RequestedBy string `json:"requestedBy,omitempty"`
+	// ApprovedBy names the approvers of an `approval` cause.
+	// +optional
+	ApprovedBy []string `json:"approvedBy,omitempty"`
 }
 
 // GateRequest is the last open or close request handled; it is in force from status.requestedAt
@@ -122,6 +131,9 @@ type GateRequest struct {
 	// RequestedBy names who made the request.
 	// +optional
 	RequestedBy string `json:"requestedBy,omitempty"`
+	// ApprovedBy names the approvers of an open request that spec.approval held.
+	// +optional
+	ApprovedBy []string `json:"approvedBy,omitempty"`
 }
 
 // GateStatus is the observed state of a gate.
@@ -167,6 +179,10 @@ type GateStatus struct {
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	History []GateTransition `json:"history,omitempty"`
+
+	// Approval is the approval of the last open request of a gate with spec.approval.
+	// +optional
+	Approval *GateApprovalStatus `json:"approval,omitempty"`
 }
 
 // Gate holds the objects that refer to it in `spec.gates` while it is closed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -83,7 +84,11 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	}
 	r.reportKeeperFailures(ctx, gate, keepers)
 	now := r.Clock.Now()
-	applied := r.handleRequests(ctx, gate, keepers, now)
+	applied, pending := r.handleRequests(ctx, gate, keepers, now)
+	approvalOut, err := r.reconcileApproval(ctx, gate, keepers, now, pending)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 
 	in := newGateInputs(gate, keepers)
 	decision := in.decide(now)
@@ -98,6 +103,12 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	if decision.next != nil {
 		// Wake up right at the transition, a little after so the new state is in force.
 		if d := decision.next.Sub(now) + 100*time.Millisecond; d < requeue {
+			requeue = d
+		}
+	}
+	if approvalOut.next != nil {
+		// An approval expires: the progress of the pending request changes.
+		if d := approvalOut.next.Sub(now) + 100*time.Millisecond; d < requeue {
 			requeue = d
 		}
 	}
@@ -140,13 +151,24 @@ func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv
 }
 
 // handleRequests applies the new requests of the gate's annotations, warns about those it
-// ignores, and says whether one was applied.
-func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate, keepers []keeper, now time.Time) bool {
+// ignores, and says whether one was applied, and whether an open request became pending approval
+// (a gate with spec.approval).
+func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate, keepers []keeper, now time.Time) (applied, pending bool) {
 	requests, warnings := takeRequests(gate, now)
 	in := newGateInputs(gate, keepers)
 	keeperState, _ := in.KeeperState(now)
-	applied := false
 	for _, req := range requests {
+		if gate.Spec.Approval != nil && req.state == gatingv1.GateOpened {
+			ok, why := pendRequest(gate, req)
+			if !ok {
+				warnings = append(warnings, why)
+			}
+			pending = pending || ok
+			continue
+		}
+		if gate.Spec.Approval != nil && withdrawPending(gate, req) {
+			pending = false
+		}
 		ok, why := applyRequest(gate, req, keeperState)
 		if !ok {
 			warnings = append(warnings, why)
@@ -157,7 +179,7 @@ func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate
 		log.FromContext(ctx).Info(w)
 		r.EventRecorder.Event(gate, corev1.EventTypeWarning, InvalidRequestReason, w)
 	}
-	return applied
+	return applied, pending
 }
 
 // record writes the decision into the status and, when the gate changes state, into the history,
@@ -190,6 +212,7 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 
 	entry := gatingv1.GateTransition{
 		Time: metav1.NewTime(now), Opened: d.opened(), Cause: d.cause, Reason: d.reason, RequestedBy: d.requestedBy,
+		ApprovedBy: d.approvedBy,
 	}
 	gate.Status.History = append([]gatingv1.GateTransition{entry}, gate.Status.History...)
 	if len(gate.Status.History) > historyLimit {
@@ -207,6 +230,9 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 	if d.requestedBy != "" {
 		event += ", requested by " + d.requestedBy
 	}
+	if len(d.approvedBy) > 0 {
+		event += ", approved by " + strings.Join(d.approvedBy, ", ")
+	}
 	if d.reason != "" {
 		event += ": " + d.reason
 	}
@@ -217,7 +243,7 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 // markReady sets Ready with the cause of the gate's state. A broken GateKeeper makes it False
 // (reason InvalidSchedule): the gate is evaluated, but not as its keepers were meant to keep it.
 func (r *GateReconciler) markReady(gate *gatingv1.Gate, in gateInputs, d gateDecision) {
-	msg := in.cause(d)
+	msg := in.cause(d) + approvalNote(gate)
 	if conditions.IsTrue(gate, KeeperFailedCondition) {
 		if !d.broken {
 			msg += "; a GateKeeper of the gate cannot be evaluated (see KeeperFailed)"

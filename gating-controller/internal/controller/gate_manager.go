@@ -26,6 +26,10 @@ func (r *GateReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager,
 		func(o client.Object) []string { return []string{o.(*gatingv1.GateKeeper).Spec.Gate} }); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &gatingv1.GateApproval{}, gateApprovalGateIndex,
+		func(o client.Object) []string { return []string{o.(*gatingv1.GateApproval).Spec.Gate} }); err != nil {
+		return err
+	}
 	r.apiReader = mgr.GetAPIReader()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gatingv1.Gate{}, builder.WithPredicates(predicate.Or(
@@ -36,8 +40,15 @@ func (r *GateReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager,
 		Watches(&gatingv1.GateKeeper{}, handler.EnqueueRequestsFromMapFunc(keptGate),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(configMapMetadata(), handler.EnqueueRequestsFromMapFunc(r.gatesOfCalendar)).
+		Watches(&gatingv1.GateApproval{}, handler.EnqueueRequestsFromMapFunc(approvedGate)).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// approvedGate maps a GateApproval to the Gate it responds to.
+func approvedGate(_ context.Context, o client.Object) []reconcile.Request {
+	ga := o.(*gatingv1.GateApproval)
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ga.Namespace, Name: ga.Spec.Gate}}}
 }
 
 // keptGate maps a GateKeeper to the Gate it keeps.

@@ -23,6 +23,8 @@ type request struct {
 	reason      string
 	requestedBy string
 	duration    *time.Duration
+	// revision is open.gate.fluxcd.io/revision, recorded for an approval (not enforced).
+	revision string
 }
 
 // requestAnnotations are the annotation keys of one kind of request.
@@ -74,6 +76,9 @@ func takeRequests(gate *gatingv1.Gate, now time.Time) (valid []request, warnings
 			at = now // within the skew: it counts as now, so it is in force at once
 		}
 		req := request{state: kind.state, at: at, reason: ann[kind.reason], requestedBy: ann[kind.requestedBy]}
+		if kind.state == gatingv1.GateOpened {
+			req.revision = ann[gatingv1.OpenRevisionAnnotation]
+		}
 		if d := ann[kind.duration]; d != "" {
 			dur, err := time.ParseDuration(d)
 			if err != nil || dur <= 0 {

@@ -104,7 +104,9 @@ type gateDecision struct {
 	cause       string
 	reason      string
 	requestedBy string
-	next        *time.Time
+	// approvedBy: the approvers of an `approval` cause.
+	approvedBy []string
+	next       *time.Time
 	message     string
 	// broken: the cause is a GateKeeper that cannot be evaluated.
 	broken bool
@@ -117,6 +119,10 @@ func (in gateInputs) decide(now time.Time) gateDecision {
 	d := gateDecision{state: state, cause: cause, next: in.nextChange(now, state)}
 	if cause == "request" || in.isResetRequest(state) {
 		d.reason, d.requestedBy = in.Request.Reason, in.Request.RequestedBy
+	}
+	if cause == "request" && len(in.Request.ApprovedBy) > 0 {
+		// An open request that spec.approval held, opened by its approvals.
+		d.cause, d.approvedBy = "approval", in.Request.ApprovedBy
 	}
 	if name, ok := strings.CutPrefix(cause, "gatekeeper/"); ok && in.keeperNamed(name).broken() {
 		d.broken, d.reason = true, "invalid schedule: "+in.keeperNamed(name).err.Error()
@@ -141,6 +147,8 @@ func (in gateInputs) message(d gateDecision) string {
 	switch {
 	case d.next != nil:
 		return fmt.Sprintf("Gate scheduled for %s at %s", opposite, d.next.UTC().Format(time.RFC3339))
+	case d.cause == "approval":
+		return "Gate opened by approval"
 	case d.cause == "request", d.cause == "default" && in.isResetRequest(d.state):
 		return fmt.Sprintf("Gate %s requested", request)
 	case d.cause == "default":

@@ -69,6 +69,11 @@ func (in GateInputs) KeeperState(t time.Time) (gatingv1.GateKeeperActive, string
 func (in GateInputs) StateAt(t time.Time) (gatingv1.GateState, string) {
 	if in.Request != nil && in.RequestedAt != nil && !t.Before(*in.RequestedAt) &&
 		(in.ResetAt == nil || t.Before(*in.ResetAt)) {
+		// An open request opened by approvals does not override a keeper that holds the gate
+		// closed: a freeze wins over approvals.
+		if s, name := in.KeeperState(t); len(in.Request.ApprovedBy) > 0 && s == gatingv1.ActiveClosed {
+			return gatingv1.GateClosed, "gatekeeper/" + name
+		}
 		return in.Request.State, "request"
 	}
 	if s, name := in.KeeperState(t); s != gatingv1.ActiveNone {
