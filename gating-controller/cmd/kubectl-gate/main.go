@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
 func main() {
@@ -44,6 +46,8 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newRequestCmd(flags, openRequest),
 		newRequestCmd(flags, closeRequest),
+		newRespondCmd(flags, gatingv1alpha1.DecisionApprove),
+		newRespondCmd(flags, gatingv1alpha1.DecisionReject),
 		newStatusCmd(flags),
 		newWaitCmd(flags),
 		newUICmd(flags),
