@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
@@ -48,7 +49,7 @@ rules to say; kubectl gate status shows it.`, strings.ToUpper(verb[:1])+verb[1:]
 			if gate.Spec.Approval == nil {
 				return fmt.Errorf("gate %s/%s has no spec.approval: nothing waits for approvals (use kubectl gate open)", gate.Namespace, name)
 			}
-			ga, err := respond(cmd.Context(), s, gate, decision, reason, revision)
+			ga, err := respond(cmd.Context(), s.client, s.config, gate, decision, reason, revision)
 			if err != nil {
 				return err
 			}
@@ -64,9 +65,9 @@ rules to say; kubectl gate status shows it.`, strings.ToUpper(verb[:1])+verb[1:]
 	return cmd
 }
 
-// respond creates the GateApproval as the session's user.
-func respond(ctx context.Context, s *session, gate *gatingv1alpha1.Gate, decision gatingv1alpha1.GateDecision, reason, revision string) (*gatingv1alpha1.GateApproval, error) {
-	who, err := userInfo(ctx, s.config)
+// respond creates the GateApproval as the user of cfg (and c).
+func respond(ctx context.Context, c client.Client, cfg *rest.Config, gate *gatingv1alpha1.Gate, decision gatingv1alpha1.GateDecision, reason, revision string) (*gatingv1alpha1.GateApproval, error) {
+	who, err := userInfo(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("asking the API server who you are (a GateApproval carries your identity): %w", err)
 	}
@@ -77,7 +78,7 @@ func respond(ctx context.Context, s *session, gate *gatingv1alpha1.Gate, decisio
 			User: who.Username, Groups: who.Groups,
 		},
 	}
-	if err := s.client.Create(ctx, ga); err != nil {
+	if err := c.Create(ctx, ga); err != nil {
 		return nil, err
 	}
 	return ga, nil

@@ -21,14 +21,16 @@ func newUICmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "ui",
-		Short: "Serve a read-only web page of the gates, their timeline, history and waiting objects",
+		Short: "Serve a web page of the gates, their timeline, history, waiting objects and approvals",
 		Long: `Serve a local, read-only web page that shows the gates of the namespace (-A for all
 namespaces): their state and its cause, when a request ends, the openings and closings of the
 next 14 days, their history, and the objects waiting behind them. The page refreshes itself
 every 2 seconds.
 
 The page reads the cluster with your kubeconfig and only gets and lists: what your RBAC does not
-let you list is left out, and the page says which kinds.`,
+let you list is left out, and the page says which kinds. Its one write is a response to a gate
+with spec.approval: the Approve and Reject buttons create a GateApproval in your own name (as
+kubectl gate approve does), shown only when your RBAC lets you create gateapprovals.`,
 		Example: `  kubectl gate ui -n flux-system
   kubectl gate ui -A --address 127.0.0.1:0`,
 		Args: cobra.NoArgs,
@@ -45,7 +47,7 @@ let you list is left out, and the page says which kinds.`,
 			if err != nil {
 				return err
 			}
-			d := &dashboard{client: s.client, dynamic: dyn, namespace: s.namespace, now: now}
+			d := &dashboard{client: s.client, config: s.config, dynamic: dyn, namespace: s.namespace, now: now}
 			if allNamespaces {
 				d.namespace = ""
 			}

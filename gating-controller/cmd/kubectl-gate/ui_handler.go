@@ -21,6 +21,7 @@ func newUIHandler(d *dashboard) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /", http.FileServerFS(static))
+	mux.HandleFunc("POST /api/gates/{namespace}/{name}/{decision}", d.handleRespond)
 	mux.HandleFunc("GET /api/state", func(w http.ResponseWriter, r *http.Request) {
 		state, err := d.state(r.Context())
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
@@ -15,7 +16,9 @@ import (
 
 // dashboard assembles what the page shows, with the user's own credentials, on each poll.
 type dashboard struct {
-	client  client.Client
+	client client.Client
+	// config is the user's REST config, for the identity of the GateApprovals the page creates.
+	config  *rest.Config
 	dynamic dynamic.Interface
 	// namespace is the namespace shown; empty for all namespaces.
 	namespace string
@@ -50,6 +53,8 @@ type uiGate struct {
 	TimelineNote string          `json:"timelineNote,omitempty"`
 	History      []uiHistory     `json:"history"`
 	Waiting      []waitingObject `json:"waiting"`
+	// Approval is set on gates with spec.approval.
+	Approval *uiApproval `json:"approval,omitempty"`
 }
 
 type uiKeeper struct {
@@ -87,10 +92,13 @@ func (d *dashboard) state(ctx context.Context) (*uiState, error) {
 		a, b := gates.Items[i], gates.Items[j]
 		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.Name < b.Name
 	})
+	canRespond := d.mayRespond(ctx)
 	for i := range gates.Items {
 		gate := &gates.Items[i]
 		key := types.NamespacedName{Namespace: gate.Namespace, Name: gate.Name}
-		st.Gates = append(st.Gates, newUIGate(gate, keepers[key], waiting.byGate[key], now, readCalendar(ctx, d.client)))
+		ui := newUIGate(gate, keepers[key], waiting.byGate[key], now, readCalendar(ctx, d.client))
+		ui.Approval = approvalOf(gate, canRespond)
+		st.Gates = append(st.Gates, ui)
 	}
 	return st, nil
 }

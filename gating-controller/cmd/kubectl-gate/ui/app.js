@@ -90,11 +90,85 @@ function history(gate) {
   return part;
 }
 
+// What the viewer typed and the answer to their last response, by gate: the page is redrawn on
+// every poll, and must not lose either.
+const reasons = {};
+const answers = {};
+
+// respond creates a GateApproval as the user running the page (POST to the page's own server).
+async function respond(id, decision) {
+  try {
+    const res = await fetch(`api/gates/${id}/${decision}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Sluice-Dashboard": "1" },
+      body: JSON.stringify({ reason: reasons[id] || "" }),
+    });
+    const text = (await res.text()).trim();
+    if (!res.ok) {
+      answers[id] = { error: true, text: `Refused: ${text}` };
+    } else {
+      const ga = JSON.parse(text);
+      answers[id] = { error: false, text: `${decision === "approve" ? "Approved" : "Rejected"} as ${ga.user} (GateApproval ${ga.name}).` };
+      reasons[id] = "";
+    }
+  } catch (e) {
+    answers[id] = { error: true, text: `Refused: ${e.message}` };
+  }
+  const p = document.querySelector(`article[data-gate="${CSS.escape(id)}"] .answer`);
+  if (p) {
+    p.textContent = answers[id].text;
+    p.className = answers[id].error ? "answer warning" : "answer";
+  }
+}
+
+function approval(gate, id) {
+  const a = gate.approval;
+  const part = el("section", "approval", null, el("h3", "", "Approval"));
+  const dl = el("dl", "");
+  const add = (label, value) => {
+    dl.appendChild(el("dt", "", label));
+    dl.appendChild(el("dd", "", value));
+  };
+  add("State", a.state);
+  add("Request", a.request);
+  if (a.revision) add("Revision", a.revision);
+  add("Progress", a.message);
+  add("Required", `${a.required} in all`);
+  part.appendChild(dl);
+  if (a.rules.length > 0) {
+    part.appendChild(table(["Rule", "Approvers", "Approvals", "Approved by"],
+      a.rules.map((r) => [r.name, r.approvers, r.progress, r.approvedBy])));
+  }
+  if (a.responses.length > 0) {
+    part.appendChild(el("h4", "", "Responses"));
+    part.appendChild(table(["When", "User", "Decision", "Counted", "Reason"], a.responses));
+  }
+  if (!a.canRespond) {
+    part.appendChild(el("p", "note readonly", a.readOnly));
+  } else if (a.state === "Pending") {
+    const input = el("input", "reason");
+    input.type = "text";
+    input.placeholder = "Reason";
+    input.value = reasons[id] || "";
+    input.addEventListener("input", () => { reasons[id] = input.value; });
+    const approve = el("button", "approve", "Approve");
+    approve.addEventListener("click", () => respond(id, "approve"));
+    const reject = el("button", "reject", "Reject");
+    reject.addEventListener("click", () => respond(id, "reject"));
+    part.appendChild(el("div", "respond", null, input, approve, reject));
+  }
+  const answer = el("p", answers[id] && answers[id].error ? "answer warning" : "answer", answers[id] ? answers[id].text : "");
+  part.appendChild(answer);
+  return part;
+}
+
 function gateCard(gate, days) {
   const id = `${gate.namespace}/${gate.name}`;
+  const parts = [details(gate)];
+  if (gate.approval) parts.push(approval(gate, id));
+  parts.push(timeline(gate, days), waiting(gate), history(gate));
   const card = el("article", "gate", null,
-    el("h2", "", null, el("span", "name", id), el("span", `badge ${gate.state}`, gate.state)),
-    details(gate), timeline(gate, days), waiting(gate), history(gate));
+    el("h2", "", null, el("span", "name", id), el("span", `badge ${gate.state}`, gate.state)), ...parts);
   card.dataset.gate = id;
   return card;
 }
@@ -118,7 +192,14 @@ function render(state) {
     gates.replaceChildren(el("p", "empty", "No gates found."));
     return;
   }
+  // Keep the focus in a reason being typed across the redraw.
+  const focused = document.activeElement && document.activeElement.classList.contains("reason") ?
+    document.activeElement.closest("article").dataset.gate : null;
   gates.replaceChildren(...state.gates.map((g) => gateCard(g, state.timelineDays)));
+  if (focused) {
+    const input = document.querySelector(`article[data-gate="${CSS.escape(focused)}"] input.reason`);
+    if (input) input.focus();
+  }
 }
 
 async function poll() {
