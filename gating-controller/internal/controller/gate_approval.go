@@ -114,10 +114,17 @@ func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.G
 			Name: ga.Name, User: ga.Spec.User, Decision: ga.Spec.Decision, Reason: ga.Spec.Reason,
 			Revision: ga.Spec.Revision, Time: metav1.NewTime(now),
 		}
-		if st.Pending != nil && st.State == gatingv1.ApprovalPending {
+		switch {
+		case st.Pending != nil && st.State == gatingv1.ApprovalPending &&
+			ga.CreationTimestamp.Add(clockSkew).Before(st.Pending.RequestedAt.Time):
+			// Made before the request (recorded late, the controller was not running): it
+			// answers an earlier one.
+			entry.Refused = "created before the " + requestName(st.Pending) + " of " +
+				st.Pending.RequestedAt.UTC().Format(time.RFC3339)
+		case st.Pending != nil && st.State == gatingv1.ApprovalPending:
 			t := st.Pending.RequestedAt
 			entry.Request = &t
-		} else {
+		default:
 			entry.Refused = refusedOutsideRound(st)
 		}
 		if err := r.own(ctx, ga, gate); err != nil {

@@ -229,6 +229,27 @@ func TestGateApprovalRejectionHolds(t *testing.T) {
 	g.Eventually(openedCondition(ns, "release"), timeout).Should(Equal("False|ReconciliationSucceeded|Gate close requested"))
 }
 
+// A response created before the pending request (here: the request is dated later than the API
+// server's clock) answers an earlier one and does not count.
+func TestGateApprovalCreatedBeforeTheRequestDoesNotCount(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	setClock("2099-01-01T10:00:00Z")
+	gate := createGate(t, ns, "release", gatingv1.GateSpec{
+		Default: gatingv1.GateClosed,
+		Approval: &gatingv1.GateApprovalSpec{Rules: []gatingv1.GateApprovalRule{
+			{Name: "sre", Minimum: 1, Approvers: gatingv1.GateApprovers{Users: []string{"ana"}}},
+		}},
+	})
+	requestOpen(t, gate, "2099-01-01T10:00:00Z", "alice", "")
+	g.Eventually(approvedCondition(ns, "release"), timeout).Should(HavePrefix("False|ApprovalPending|"))
+	respond(t, ns, "release", "ana", gatingv1.DecisionApprove, "")
+	g.Eventually(func(g Gomega) []gatingv1.GateResponse { return responsesOf(g, ns, "release") }, timeout).Should(HaveExactElements(
+		And(HaveField("User", "ana"), HaveField("Counted", false),
+			HaveField("Refused", "created before the open request of alice of 2099-01-01T10:00:00Z"))))
+	g.Expect(approvedCondition(ns, "release")(g)).To(Equal("False|ApprovalPending|waiting for 1 more approval from rule sre (ana); 0 of 1 in all"))
+}
+
 // An approval older than spec.approval.expiry no longer counts.
 func TestGateApprovalExpires(t *testing.T) {
 	g := NewWithT(t)
