@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -332,4 +333,38 @@ func TestGateApprovalIdentityPolicy(t *testing.T) {
 	changed.Spec.Reason = "changed my mind"
 	g.Expect(as(t, "eve").Update(context.Background(), changed)).To(MatchError(ContainSubstring(
 		"a GateApproval cannot be changed: create a new one")))
+}
+
+// The approval events reach the GateNotifications that forward them.
+func TestGateApprovalEventsAreNotified(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	setClock("2021-03-26T10:00:00Z")
+	hook := newWebhook(t)
+	createNotification(t, ns, "approvals", hook.URL+"/in", "", gatingv1.GateNotificationSpec{
+		Type: gatingv1.NotificationGeneric, Gates: []string{"release"},
+		Events: []gatingv1.GateEventType{gatingv1.GateEventApprovalPending, gatingv1.GateEventApproved, gatingv1.GateEventRejected},
+	})
+	g.Eventually(notificationReady(ns, "approvals"), timeout).Should(HavePrefix("True|"))
+	gate := createGate(t, ns, "release", gatingv1.GateSpec{
+		Default: gatingv1.GateClosed,
+		Approval: &gatingv1.GateApprovalSpec{Rules: []gatingv1.GateApprovalRule{
+			{Name: "sre", Minimum: 1, Approvers: gatingv1.GateApprovers{Users: []string{"ana"}}},
+		}},
+	})
+	requestOpen(t, gate, "2021-03-26T10:00:00Z", "alice", "Ship 1.2")
+	g.Eventually(hook.requests, timeout).Should(HaveLen(1))
+	respond(t, ns, "release", "ana", gatingv1.DecisionApprove, "")
+	g.Eventually(hook.requests, timeout).Should(HaveLen(2))
+	var events []map[string]any
+	for _, r := range hook.requests() {
+		var p map[string]any
+		g.Expect(json.Unmarshal(r.body, &p)).To(Succeed())
+		events = append(events, p)
+	}
+	g.Expect(events[0]).To(And(HaveKeyWithValue("event", "ApprovalPending"), HaveKeyWithValue("state", "closed"),
+		HaveKeyWithValue("cause", "approval"), HaveKeyWithValue("requestedBy", "alice"), HaveKeyWithValue("reason", "Ship 1.2"),
+		HaveKeyWithValue("message", "open request of alice: waiting for 1 more approval from rule sre (ana); 0 of 1 in all")))
+	g.Expect(events[1]).To(And(HaveKeyWithValue("event", "Approved"), HaveKeyWithValue("state", "opened"),
+		HaveKeyWithValue("message", "open request of alice: approved by ana")))
 }

@@ -107,7 +107,7 @@ type gateDecision struct {
 	// approvedBy: the approvers of an `approval` cause.
 	approvedBy []string
 	next       *time.Time
-	message     string
+	message    string
 	// broken: the cause is a GateKeeper that cannot be evaluated.
 	broken bool
 }
