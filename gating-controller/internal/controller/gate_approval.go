@@ -148,7 +148,8 @@ func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.G
 			r.EventRecorder.Event(gate, corev1.EventTypeWarning, ApprovalRefusedReason, msg)
 		}
 	}
-	r.markApproved(ctx, gate, newPending, now)
+	state, _ := newGateInputs(gate, keepers).StateAt(now)
+	r.markApproved(ctx, gate, newPending, now, state)
 	return out, nil
 }
 
@@ -255,8 +256,9 @@ func (r *GateReconciler) count(ctx context.Context, gate *gatingv1.Gate, keepers
 	return out
 }
 
-// markApproved sets the Approved condition and sends the event of a change of the approval.
-func (r *GateReconciler) markApproved(ctx context.Context, gate *gatingv1.Gate, newPending bool, now time.Time) {
+// markApproved sets the Approved condition and sends the event of a change of the approval;
+// state is the gate's state with it.
+func (r *GateReconciler) markApproved(ctx context.Context, gate *gatingv1.Gate, newPending bool, now time.Time, state gatingv1.GateState) {
 	st := gate.Status.Approval
 	if st.Pending == nil {
 		conditions.Delete(gate, ApprovedCondition)
@@ -290,18 +292,18 @@ func (r *GateReconciler) markApproved(ctx context.Context, gate *gatingv1.Gate, 
 	event := requestName(st.Pending) + ": " + msg
 	log.FromContext(ctx).Info(event, "approval", string(st.State))
 	r.EventRecorder.Event(gate, corev1.EventTypeNormal, reason, event)
-	r.notifyApproval(gate, kind, now, event)
+	r.notifyApproval(gate, kind, now, event, state)
 }
 
 // notifyApproval hands an approval event to the GateNotifications, as notifyTransition does the
 // gate's changes of state.
-func (r *GateReconciler) notifyApproval(gate *gatingv1.Gate, kind gatingv1.GateEventType, now time.Time, message string) {
+func (r *GateReconciler) notifyApproval(gate *gatingv1.Gate, kind gatingv1.GateEventType, now time.Time, message string, state gatingv1.GateState) {
 	if r.Notifier == nil {
 		return
 	}
 	st := gate.Status.Approval
 	ev := gateEvent(gate, kind, now)
-	ev.State = stateName(conditions.IsTrue(gate, "Opened") || kind == gatingv1.GateEventApproved)
+	ev.State = string(state)
 	ev.Message, ev.Cause, ev.RequestedBy, ev.Reason = message, "approval", st.Pending.RequestedBy, st.Pending.Reason
 	r.Notifier.Enqueue(ev)
 }

@@ -368,3 +368,26 @@ func TestGateApprovalEventsAreNotified(t *testing.T) {
 	g.Expect(events[1]).To(And(HaveKeyWithValue("event", "Approved"), HaveKeyWithValue("state", "opened"),
 		HaveKeyWithValue("message", "open request of alice: approved by ana")))
 }
+
+// A close request later than the pending open request withdraws it: approvals no longer open
+// the gate.
+func TestGateApprovalCloseRequestWithdrawsThePendingRequest(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	setClock("2021-03-26T10:00:00Z")
+	gate := createGate(t, ns, "release", gatingv1.GateSpec{
+		Default: gatingv1.GateClosed,
+		Approval: &gatingv1.GateApprovalSpec{Rules: []gatingv1.GateApprovalRule{
+			{Name: "sre", Minimum: 1, Approvers: gatingv1.GateApprovers{Users: []string{"ana"}}},
+		}},
+	})
+	requestOpen(t, gate, "2021-03-26T10:00:00Z", "alice", "")
+	g.Eventually(approvedCondition(ns, "release"), timeout).Should(HavePrefix("False|ApprovalPending|"))
+	setClock("2021-03-26T10:05:00Z")
+	annotate(t, gate, gatesapi.CloseRequestAnnotation, "2021-03-26T10:05:00Z")
+	g.Eventually(approvedCondition(ns, "release"), timeout).Should(Equal("False|Withdrawn|withdrawn by a later close request"))
+	respond(t, ns, "release", "ana", gatingv1.DecisionApprove, "")
+	g.Eventually(func(g Gomega) []gatingv1.GateResponse { return responsesOf(g, ns, "release") }, timeout).Should(HaveExactElements(
+		And(HaveField("User", "ana"), HaveField("Counted", false), HaveField("Refused", "the open request of alice was already withdrawn"))))
+	g.Consistently(openedCondition(ns, "release"), "1s").Should(Equal("False|ReconciliationSucceeded|Gate close requested"))
+}
