@@ -131,8 +131,9 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g.Expect(kinds["Service"]).To(ConsistOf("source-controller", "gating-controller"))
 	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-receiver", "allow-webhook-receiver", "allow-scraping", "allow-egress"))
 	// Who opened a gate is who did it (TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser).
-	g.Expect(kinds["ValidatingAdmissionPolicy"]).To(ConsistOf("gate-requested-by"))
-	g.Expect(kinds["ValidatingAdmissionPolicyBinding"]).To(ConsistOf("gate-requested-by"))
+	// and who responded to an approval is who did it (gating-controller/docs/gateapproval.md).
+	g.Expect(kinds["ValidatingAdmissionPolicy"]).To(ConsistOf("gate-requested-by", "gateapproval-identity"))
+	g.Expect(kinds["ValidatingAdmissionPolicyBinding"]).To(ConsistOf("gate-requested-by", "gateapproval-identity"))
 	// Gated Flux objects are suspended as they are admitted (TestSuspendPolicy).
 	g.Expect(kinds["MutatingAdmissionPolicy"]).To(ConsistOf("gated-syncs-suspended"))
 	g.Expect(kinds["MutatingAdmissionPolicyBinding"]).To(ConsistOf("gated-syncs-suspended"))

@@ -88,7 +88,7 @@ func TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser(t *testing.T) {
 	objects := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
 	var policy []*unstructured.Unstructured
 	for _, o := range objects {
-		if strings.HasPrefix(o.GetKind(), "ValidatingAdmissionPolicy") {
+		if strings.HasPrefix(o.GetKind(), "ValidatingAdmissionPolicy") && o.GetName() == "gate-requested-by" {
 			policy = append(policy, o)
 		}
 	}

@@ -35,6 +35,11 @@ var DefaultArgs = map[string][]string{
 // the API server accepts a Gate request only in the name of the user it authenticated.
 const GatePolicyPath = "deploy/gating-controller/requested-by-policy.yaml"
 
+// GateApprovalPolicyPath is the admission policy deploy/default installs, relative to the
+// repository root: a GateApproval is created only in the name, and with the groups, of the user
+// the API server authenticated, and never changed.
+const GateApprovalPolicyPath = "deploy/gating-controller/gateapproval-identity-policy.yaml"
+
 // SuspendPolicyPath is the admission policy deploy/default installs, relative to the repository
 // root, that suspends a Flux Kustomization, HelmRelease or ImageUpdateAutomation bound to gates
 // as the API server admits it (created, newly bound, or resumed while its gates hold it).
@@ -61,10 +66,14 @@ var suspendPolicyProbes = []struct {
 const harnessFieldOwner = "sluice-harness"
 
 // InstallAdmissionPolicies installs every admission policy of deploy/default from under root, as
-// deploy/default installs them: the Gate policy (InstallGatePolicy) and the suspend policy
-// (InstallSuspendPolicy), and waits until the API server enforces the suspend policy.
+// deploy/default installs them: the Gate policy (InstallGatePolicy), the GateApproval identity
+// policy and the suspend policy (InstallSuspendPolicy), and waits until the API server enforces
+// the suspend policy.
 func InstallAdmissionPolicies(ctx context.Context, c client.Client, root string) error {
 	if err := InstallGatePolicy(ctx, c, root); err != nil {
+		return err
+	}
+	if err := applyPolicy(ctx, c, filepath.Join(root, GateApprovalPolicyPath)); err != nil {
 		return err
 	}
 	return InstallSuspendPolicy(ctx, c, root)
