@@ -26,4 +26,8 @@ const (
 	// NextTransitionField is the Gate status field (RFC 3339) telling when the gate changes state by
 	// itself next; for a closed gate it is the time it opens.
 	NextTransitionField = "nextTransitionAt"
+
+	// OpenedForRevisionField is the Gate status field set while an approval of one revision
+	// opens the gate: the gate is opened for that revision only (see shared/gates).
+	OpenedForRevisionField = "openedForRevision"
 )

@@ -134,6 +134,10 @@ type GateRequest struct {
 	// ApprovedBy names the approvers of an open request that spec.approval held.
 	// +optional
 	ApprovedBy []string `json:"approvedBy,omitempty"`
+	// Revision is the revision an approved open request is for: the gate it opens is opened for
+	// that revision only.
+	// +optional
+	Revision string `json:"revision,omitempty"`
 }
 
 // GateStatus is the observed state of a gate.
@@ -183,6 +187,12 @@ type GateStatus struct {
 	// Approval is the approval of the last open request of a gate with spec.approval.
 	// +optional
 	Approval *GateApprovalStatus `json:"approval,omitempty"`
+
+	// OpenedForRevision is set while the gate is opened by an approved open request that named a
+	// revision: the gate is opened for that revision only, and holds the objects whose candidate
+	// revision is another one (docs/gate.md, "Revisions").
+	// +optional
+	OpenedForRevision string `json:"openedForRevision,omitempty"`
 }
 
 // Gate holds the objects that refer to it in `spec.gates` while it is closed.

@@ -8,7 +8,9 @@ import (
 const GateApprovalKind = "GateApproval"
 
 // OpenRevisionAnnotation names the revision an open request is for (recorded in
-// status.approval.pending; not enforced).
+// status.approval.pending.revision). On a gate with spec.approval it scopes the approval: only
+// responses for that revision count, and the approved gate is opened for that revision only
+// (status.openedForRevision); see docs/gate.md, "Revisions".
 const OpenRevisionAnnotation = "open.gate.fluxcd.io/revision"
 
 // GateApprovalSpec is the approval rules of a gate (Gate spec.approval): the gate opens on an
@@ -102,6 +104,10 @@ type GateApprovalStatus struct {
 	// ApprovedBy are the approvers counted, toward a rule or the total.
 	// +optional
 	ApprovedBy []string `json:"approvedBy,omitempty"`
+	// ApprovedRevision is the revision of the approved request, when it named one: the gate is
+	// opened for that revision only.
+	// +optional
+	ApprovedRevision string `json:"approvedRevision,omitempty"`
 	// Responses are the last 50 responses recorded, newest first.
 	// +kubebuilder:validation:MaxItems=50
 	// +optional
@@ -118,7 +124,8 @@ type GatePendingRequest struct {
 	// Reason given with the request.
 	// +optional
 	Reason string `json:"reason,omitempty"`
-	// Revision the request is for (open.gate.fluxcd.io/revision), recorded only.
+	// Revision the request is for (open.gate.fluxcd.io/revision): only responses for this
+	// revision count, and once approved the gate is opened for it only.
 	// +optional
 	Revision string `json:"revision,omitempty"`
 	// Duration overrides spec.window once the request is approved.
@@ -145,6 +152,7 @@ type GateResponse struct {
 	Decision GateDecision `json:"decision"`
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// Revision the response is for.
 	// +optional
 	Revision string `json:"revision,omitempty"`
 	// Time the gating-controller recorded the response.
@@ -182,7 +190,8 @@ type GateApprovalResponseSpec struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Reason string `json:"reason,omitempty"`
-	// Revision the response is for, recorded only.
+	// Revision the response is for: when the pending request names a revision, only responses
+	// for that same revision count.
 	// +optional
 	Revision string `json:"revision,omitempty"`
 	// User is the responder, as the API server authenticated them.

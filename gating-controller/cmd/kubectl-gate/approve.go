@@ -49,11 +49,22 @@ rules to say; kubectl gate status shows it.`, strings.ToUpper(verb[:1])+verb[1:]
 			if gate.Spec.Approval == nil {
 				return fmt.Errorf("gate %s/%s has no spec.approval: nothing waits for approvals (use kubectl gate open)", gate.Namespace, name)
 			}
+			if !cmd.Flags().Changed("revision") {
+				// The response is for the revision of the pending request, as the gate counts only those.
+				if p := pendingRevision(gate); p != "" {
+					revision = p
+					fmt.Fprintf(cmd.ErrOrStderr(), "responding for revision %s, the revision of the pending open request\n", printable(revision))
+				}
+			}
 			ga, err := respond(cmd.Context(), s.client, s.config, gate, decision, reason, revision)
 			if err != nil {
 				return err
 			}
-			msg := fmt.Sprintf("gate %s/%s: %s by %s (GateApproval %s)", gate.Namespace, name, pastTense(decision), printable(ga.Spec.User), ga.Name)
+			msg := fmt.Sprintf("gate %s/%s: %s by %s", gate.Namespace, name, pastTense(decision), printable(ga.Spec.User))
+			if revision != "" {
+				msg += " for revision " + printable(revision)
+			}
+			msg += fmt.Sprintf(" (GateApproval %s)", ga.Name)
 			if reason != "" {
 				msg += fmt.Sprintf(": %q", reason)
 			}
@@ -61,8 +72,16 @@ rules to say; kubectl gate status shows it.`, strings.ToUpper(verb[:1])+verb[1:]
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&revision, "revision", "", "The revision the response is for (recorded with it).")
+	cmd.Flags().StringVar(&revision, "revision", "", "The revision the response is for. Default: the revision of the pending open request, if it names one (only responses for that revision count).")
 	return cmd
+}
+
+// pendingRevision is the revision of the gate's open request pending approval, if any.
+func pendingRevision(gate *gatingv1alpha1.Gate) string {
+	if st := gate.Status.Approval; st != nil && st.Pending != nil && st.State == gatingv1alpha1.ApprovalPending {
+		return st.Pending.Revision
+	}
+	return ""
 }
 
 // respond creates the GateApproval as the user of cfg (and c).

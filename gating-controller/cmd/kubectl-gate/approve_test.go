@@ -48,7 +48,7 @@ func TestApproveAndRejectCreateAGateApproval(t *testing.T) {
 			"--as", "ana", "--as-group", "security", "--as-group", "system:masters", "-n", ns)
 		return res.exitCode
 	}, 20*time.Second).Should(Equal(0))
-	g.Expect(res.stdout).To(MatchRegexp(`^gate ` + ns + `/release: approved by ana \(GateApproval release-[a-z0-9]+\): "Tested on staging"\n$`))
+	g.Expect(res.stdout).To(MatchRegexp(`^gate ` + ns + `/release: approved by ana for revision main@sha1:4f2c9e1 \(GateApproval release-[a-z0-9]+\): "Tested on staging"\n$`))
 
 	res = kubectlGate(t, "reject", "release", "not during the migration", "--as", "bo", "--as-group", "system:masters", "-n", ns)
 	g.Expect(res.exitCode).To(Equal(0))

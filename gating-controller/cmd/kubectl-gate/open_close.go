@@ -24,7 +24,9 @@ type requestKind struct {
 	reason      string
 	requestedBy string
 	duration    string
-	example     string
+	// revision is the annotation of --revision ("" when the request takes none).
+	revision string
+	example  string
 }
 
 var (
@@ -34,8 +36,10 @@ var (
 		reason:      gatingv1alpha1.OpenReasonAnnotation,
 		requestedBy: gatingv1alpha1.OpenRequestedByAnnotation,
 		duration:    gatingv1alpha1.OpenDurationAnnotation,
+		revision:    gatingv1alpha1.OpenRevisionAnnotation,
 		example: `  kubectl gate open bypass-signoff "Patching a CVE" --for 2h -n flux-system
-  kubectl gate open sre-approval -n flux-system`,
+  kubectl gate open sre-approval -n flux-system
+  kubectl gate open release "Ship 1.2" --revision main@sha1:4f2c9e1 -n flux-system`,
 	}
 	closeRequest = requestKind{
 		verb:        "close",
@@ -49,7 +53,7 @@ var (
 )
 
 func newRequestCmd(flags *genericclioptions.ConfigFlags, kind requestKind) *cobra.Command {
-	var forDuration string
+	var forDuration, revision string
 	cmd := &cobra.Command{
 		Use:   kind.verb + " NAME [REASON]",
 		Short: fmt.Sprintf("Ask the gating-controller to %s a gate", kind.verb),
@@ -79,14 +83,27 @@ does not end by itself: it lasts until the next open or close request.`, kind.ve
 			if err != nil {
 				return err
 			}
+			if kind.revision != "" {
+				if patch, err = withRevision(patch, kind.revision, revision); err != nil {
+					return err
+				}
+			}
 			gate := &gatingv1alpha1.Gate{}
 			gate.Namespace, gate.Name = s.namespace, name
 			if err := s.client.Patch(cmd.Context(), gate, client.RawPatch(types.MergePatchType, patch)); err != nil {
 				return s.explain(err, name)
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), requestSummary(kind, s.namespace, name, by, reason, forDuration))
+			msg := requestSummary(kind, s.namespace, name, by, reason, forDuration)
+			if revision != "" {
+				msg += fmt.Sprintf(" (for revision %s)", printable(revision))
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), msg)
 			return nil
 		},
+	}
+	if kind.revision != "" {
+		cmd.Flags().StringVar(&revision, "revision", "",
+			fmt.Sprintf("The revision the request is for. On a gate with spec.approval only approvals of that revision count, and the approved gate is opened for that revision only. Written to %s.", kind.revision))
 	}
 	cmd.Flags().StringVar(&forDuration, "for", "",
 		fmt.Sprintf("How long the request lasts before the gate returns to its schedule or default (a Go duration such as 30m or 2h; overrides spec.window). Default: the gate's spec.window, or no end (until the next request) without one. Written to %s.", kind.duration))
@@ -137,6 +154,20 @@ func requestPatch(kind requestKind, now time.Time, reason, by, duration string) 
 		annotations[kind.duration] = ptr(duration)
 	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+}
+
+// withRevision adds the revision annotation to a request patch; an empty revision removes the
+// one of an earlier request.
+func withRevision(patch []byte, key, revision string) ([]byte, error) {
+	var p map[string]map[string]map[string]*string
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return nil, err
+	}
+	p["metadata"]["annotations"][key] = nil
+	if revision != "" {
+		p["metadata"]["annotations"][key] = ptr(revision)
+	}
+	return json.Marshal(p)
 }
 
 func requestSummary(kind requestKind, namespace, name, by, reason, duration string) string {

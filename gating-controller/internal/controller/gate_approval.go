@@ -57,7 +57,7 @@ func pendRequest(gate *gatingv1.Gate, req request) (bool, string) {
 	if req.duration != nil {
 		a.Pending.Duration = &metav1.Duration{Duration: *req.duration}
 	}
-	a.State, a.Rules, a.ApprovedBy = gatingv1.ApprovalPending, nil, nil
+	a.State, a.Rules, a.ApprovedBy, a.ApprovedRevision = gatingv1.ApprovalPending, nil, nil, ""
 	return true, ""
 }
 
@@ -142,8 +142,16 @@ func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.G
 		out = r.count(ctx, gate, keepers, objects, now)
 	}
 	for _, e := range recorded {
-		if i := responseIndex(st, e.Name); i >= 0 && st.Responses[i].Refused != "" && strings.HasPrefix(st.Responses[i].Refused, "self-approval") {
-			msg := fmt.Sprintf("approval of %s refused: %s", e.User, st.Responses[i].Refused)
+		i := responseIndex(st, e.Name)
+		if i < 0 {
+			continue
+		}
+		if refused := st.Responses[i].Refused; strings.HasPrefix(refused, "self-approval") || strings.HasPrefix(refused, "the response ") {
+			what := "approval"
+			if e.Decision == gatingv1.DecisionReject {
+				what = "rejection"
+			}
+			msg := fmt.Sprintf("%s of %s refused: %s", what, e.User, refused)
 			log.FromContext(ctx).Info(msg)
 			r.EventRecorder.Event(gate, corev1.EventTypeWarning, ApprovalRefusedReason, msg)
 		}
@@ -194,6 +202,8 @@ func (r *GateReconciler) count(ctx context.Context, gate *gatingv1.Gate, keepers
 		switch {
 		case objects[e.Name] == nil:
 			e.Refused = "the GateApproval was deleted"
+		case st.Pending.Revision != "" && e.Revision != st.Pending.Revision:
+			e.Refused = revisionMismatch(e.Revision, st.Pending.Revision)
 		case e.Decision == gatingv1.DecisionApprove && spec.PreventSelfApproval && e.User == st.Pending.RequestedBy:
 			e.Refused = "self-approval: " + e.User + " requested the opening and spec.approval.preventSelfApproval is set"
 		case !fitsAny(e.User):
@@ -240,7 +250,7 @@ func (r *GateReconciler) count(ctx context.Context, gate *gatingv1.Gate, keepers
 	if !assigned.Satisfied(rules) || len(candidates) < spec.RequiredApprovals() {
 		return out
 	}
-	st.State = gatingv1.ApprovalApproved
+	st.State, st.ApprovedRevision = gatingv1.ApprovalApproved, st.Pending.Revision
 	out.next = nil
 	in := newGateInputs(gate, keepers)
 	keeperState, _ := in.KeeperState(now)
@@ -253,7 +263,16 @@ func (r *GateReconciler) count(ctx context.Context, gate *gatingv1.Gate, keepers
 		return out
 	}
 	gate.Status.Request.ApprovedBy = slices.Clone(candidates)
+	gate.Status.Request.Revision = st.Pending.Revision
 	return out
+}
+
+// revisionMismatch is why a response does not count toward an open request for one revision.
+func revisionMismatch(response, pending string) string {
+	if response == "" {
+		return "the response names no revision; the open request is for revision '" + pending + "'"
+	}
+	return "the response is for revision '" + response + "'; the open request is for revision '" + pending + "'"
 }
 
 // markApproved sets the Approved condition and sends the event of a change of the approval;
@@ -271,7 +290,11 @@ func (r *GateReconciler) markApproved(ctx context.Context, gate *gatingv1.Gate, 
 	case gatingv1.ApprovalApproved:
 		reason, kind = ApprovedReason, gatingv1.GateEventApproved
 		msg = "approved by " + strings.Join(st.ApprovedBy, ", ")
-		conditions.MarkTrue(gate, ApprovedCondition, reason, "%s", msg)
+		cond := msg
+		if st.ApprovedRevision != "" {
+			cond = "revision '" + st.ApprovedRevision + "' " + msg
+		}
+		conditions.MarkTrue(gate, ApprovedCondition, reason, "%s", cond)
 	case gatingv1.ApprovalRejected:
 		reason, kind = RejectedReason, gatingv1.GateEventRejected
 		msg = rejectionMessage(st)

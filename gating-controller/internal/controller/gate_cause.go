@@ -22,6 +22,9 @@ func (in gateInputs) cause(d gateDecision) string {
 	switch {
 	case d.cause == "request":
 		return fmt.Sprintf("Gate %s by the %s%s", verb, in.describeRequest(), in.requestEnd())
+	case d.cause == "approval" && d.revision != "":
+		return fmt.Sprintf("Gate %s for revision '%s' by the %s, approved by %s,%s", verb, d.revision, in.describeRequest(),
+			strings.Join(d.approvedBy, ", "), in.requestEnd())
 	case d.cause == "approval":
 		return fmt.Sprintf("Gate %s by the %s, approved by %s,%s", verb, in.describeRequest(),
 			strings.Join(d.approvedBy, ", "), in.requestEnd())

@@ -199,6 +199,8 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 	} else {
 		conditions.MarkFalse(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
 	}
+	// What consumers read to know that the gate is opened for one revision only (shared/gates).
+	gate.Status.OpenedForRevision = d.revision
 	if d.next != nil {
 		t := metav1.NewTime(*d.next)
 		gate.Status.NextTransitionAt = &t

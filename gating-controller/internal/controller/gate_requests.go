@@ -23,7 +23,8 @@ type request struct {
 	reason      string
 	requestedBy string
 	duration    *time.Duration
-	// revision is open.gate.fluxcd.io/revision, recorded for an approval (not enforced).
+	// revision is open.gate.fluxcd.io/revision: on a gate with spec.approval, the revision the
+	// approval is for (docs/gate.md, "Revisions").
 	revision string
 }
 

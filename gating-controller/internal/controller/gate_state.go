@@ -106,6 +106,8 @@ type gateDecision struct {
 	requestedBy string
 	// approvedBy: the approvers of an `approval` cause.
 	approvedBy []string
+	// revision: the revision an `approval` cause opened the gate for, if the request named one.
+	revision string
 	next       *time.Time
 	message    string
 	// broken: the cause is a GateKeeper that cannot be evaluated.
@@ -123,6 +125,9 @@ func (in gateInputs) decide(now time.Time) gateDecision {
 	if cause == "request" && len(in.Request.ApprovedBy) > 0 {
 		// An open request that spec.approval held, opened by its approvals.
 		d.cause, d.approvedBy = "approval", in.Request.ApprovedBy
+		if d.opened() {
+			d.revision = in.Request.Revision
+		}
 	}
 	if name, ok := strings.CutPrefix(cause, "gatekeeper/"); ok && in.keeperNamed(name).broken() {
 		d.broken, d.reason = true, "invalid schedule: "+in.keeperNamed(name).err.Error()
