@@ -11,12 +11,24 @@ type Transition struct {
 	Holds State
 }
 
+// Timeline is what a keeper's transitions are read from: the state it holds at an instant and
+// the next instant that may change it.
+type Timeline interface {
+	Holds(t time.Time) State
+	NextTransition(t time.Time) (time.Time, bool)
+}
+
 // Transitions lists the changes of Holds strictly after from and before until, in order, for a
 // timeline of the coming days. At most limit are returned, so a schedule that changes every
 // minute cannot make a long list; complete is false when the limit cut the list short.
 // Changes of At that Holds does not show (opened to none, for a keeper of opened schedules only)
 // are left out.
 func (k *Keeper) Transitions(from, until time.Time, limit int) (ts []Transition, complete bool) {
+	return TransitionsOf(k, from, until, limit)
+}
+
+// TransitionsOf is Transitions for any Timeline (a keeper with calendars as well as cron).
+func TransitionsOf(k Timeline, from, until time.Time, limit int) (ts []Transition, complete bool) {
 	holds := k.Holds(from)
 	for t := from; ; {
 		next, ok := k.NextTransition(t)

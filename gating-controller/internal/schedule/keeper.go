@@ -279,21 +279,7 @@ func (k *Keeper) Transitions(from, until time.Time, limit int) (ts []Transition,
 	if k.plain {
 		return k.cron.Transitions(from, until, limit)
 	}
-	holds := k.Holds(from)
-	for t := from; ; {
-		next, ok := k.NextTransition(t)
-		if !ok || !next.Before(until) {
-			return ts, true
-		}
-		t = next
-		if h := k.Holds(next); h != holds {
-			if len(ts) == limit {
-				return ts, false
-			}
-			holds = h
-			ts = append(ts, Transition{At: next, Holds: h})
-		}
-	}
+	return schedule.TransitionsOf(k, from, until, limit)
 }
 
 // Label is the name of the calendar event or period the keeper is in at t, or that starts
