@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	neturl "net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -55,33 +54,21 @@ type gitHubRepo struct {
 
 // parseGitHubURL parses scheme://host/owner/repo, with an optional ".git" or "/" at the end.
 func parseGitHubURL(raw string) (gitHubRepo, error) {
-	u, err := neturl.Parse(raw)
+	r, err := parseRepoURL(raw, "https://<host>/<owner>/<repo>")
 	if err != nil {
-		return gitHubRepo{}, &inputs.InvalidURLError{URL: raw, Reason: "it does not parse as a URL"}
+		return gitHubRepo{}, err
 	}
-	display := u.Redacted()
-	invalid := func(reason string) (gitHubRepo, error) {
-		return gitHubRepo{}, &inputs.InvalidURLError{URL: display, Reason: reason}
+	if len(r.segments) != 2 || r.segments[0] == "" || r.segments[1] == "" {
+		return gitHubRepo{}, r.invalid("the path of a GitHub repository URL is /<owner>/<repo>")
 	}
-	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-		return invalid("a GitHub repository URL is https://<host>/<owner>/<repo>")
-	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return invalid("it must not carry credentials, a query or a fragment: put the token in spec.secretRef")
-	}
-	path := strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), ".git")
-	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
-		return invalid("the path of a GitHub repository URL is /<owner>/<repo>")
-	}
-	host := strings.ToLower(u.Hostname())
+	host := strings.ToLower(r.Hostname())
 	return gitHubRepo{
-		scheme:     u.Scheme,
-		host:       u.Host,
-		owner:      parts[0],
-		name:       parts[1],
+		scheme:     r.Scheme,
+		host:       r.Host,
+		owner:      r.segments[0],
+		name:       r.segments[1],
 		enterprise: host != "github.com" && host != "www.github.com",
-		display:    display,
+		display:    r.display,
 	}, nil
 }
 

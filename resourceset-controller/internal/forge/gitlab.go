@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	neturl "net/url"
 	"strconv"
 	"strings"
 
@@ -64,36 +63,24 @@ type gitLabProject struct {
 // parseGitLabURL parses scheme://host/group[/subgroup...]/project, with an optional ".git" or
 // "/" at the end.
 func parseGitLabURL(raw string) (gitLabProject, error) {
-	u, err := neturl.Parse(raw)
+	r, err := parseRepoURL(raw, "https://<host>/<group>/<project>")
 	if err != nil {
-		return gitLabProject{}, &inputs.InvalidURLError{URL: raw, Reason: "it does not parse as a URL"}
+		return gitLabProject{}, err
 	}
-	display := u.Redacted()
-	invalid := func(reason string) (gitLabProject, error) {
-		return gitLabProject{}, &inputs.InvalidURLError{URL: display, Reason: reason}
+	if len(r.segments) < 2 {
+		return gitLabProject{}, r.invalid("the path of a GitLab project URL is /<group>/<project>, with its subgroups if any")
 	}
-	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-		return invalid("a GitLab project URL is https://<host>/<group>/<project>")
-	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return invalid("it must not carry credentials, a query or a fragment: put the token in spec.secretRef")
-	}
-	path := strings.TrimPrefix(strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), ".git"), "/")
-	parts := strings.Split(path, "/")
-	if len(parts) < 2 {
-		return invalid("the path of a GitLab project URL is /<group>/<project>, with its subgroups if any")
-	}
-	for _, p := range parts {
+	for _, p := range r.segments {
 		if p == "" || p == "-" {
-			return invalid("the path of a GitLab project URL is /<group>/<project>, with its subgroups if any, and nothing after the project")
+			return gitLabProject{}, r.invalid("the path of a GitLab project URL is /<group>/<project>, with its subgroups if any, and nothing after the project")
 		}
 	}
 	return gitLabProject{
-		scheme:  u.Scheme,
-		host:    u.Host,
-		path:    path,
-		dotCom:  strings.EqualFold(u.Hostname(), "gitlab.com"),
-		display: display,
+		scheme:  r.Scheme,
+		host:    r.Host,
+		path:    strings.Join(r.segments, "/"),
+		dotCom:  strings.EqualFold(r.Hostname(), "gitlab.com"),
+		display: r.display,
 	}, nil
 }
 

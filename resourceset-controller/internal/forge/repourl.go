@@ -7,24 +7,50 @@ import (
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 
+// repoURL is the address of a repository as the forge types take it: http:// or https://, no
+// credentials, query or fragment (the token belongs in spec.secretRef), its path without a
+// trailing "/" or ".git", in segments.
+type repoURL struct {
+	*url.URL
+	// display is the URL for messages, without a password it may carry.
+	display  string
+	segments []string
+}
+
+// parseRepoURL parses raw; form is the address's shape for messages,
+// e.g. "https://<host>/<owner>/<repo>".
+func parseRepoURL(raw, form string) (repoURL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return repoURL{}, &inputs.InvalidURLError{URL: "(unparsable)", Reason: "it does not parse as a URL"}
+	}
+	r := repoURL{URL: u, display: u.Redacted()}
+	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+		return r, r.invalid("the address of a repository is " + form)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return r, r.invalid("it must not carry credentials, a query or a fragment: put the token in spec.secretRef")
+	}
+	path := strings.TrimPrefix(strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), ".git"), "/")
+	r.segments = strings.Split(path, "/")
+	return r, nil
+}
+
+func (r repoURL) invalid(reason string) error {
+	return &inputs.InvalidURLError{URL: r.display, Reason: reason}
+}
+
 // splitRepoURL parses "scheme://host[/prefix]/owner/repo[.git]" into the base address of the
 // forge (with the prefix a forge served under a sub-path has) and the owner and repository.
 func splitRepoURL(raw string) (base *url.URL, owner, repo string, err error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "", "", &inputs.InvalidURLError{URL: "(unparsable)", Reason: "it must be the http:// or https:// address of a repository"}
+	r, err := parseRepoURL(raw, "http(s)://<host>/<owner>/<repository>")
+	if err != nil {
+		return nil, "", "", err
 	}
-	// The URL is quoted without a password it may carry.
-	shown := u.Redacted()
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, "", "", &inputs.InvalidURLError{URL: shown, Reason: "it must not carry credentials, a query or a fragment: put the token in spec.secretRef"}
+	n := len(r.segments)
+	if n < 2 || r.segments[n-2] == "" || r.segments[n-1] == "" {
+		return nil, "", "", r.invalid("it must end with /<owner>/<repository>")
 	}
-	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
-	if len(parts) < 2 || parts[len(parts)-2] == "" || parts[len(parts)-1] == "" {
-		return nil, "", "", &inputs.InvalidURLError{URL: shown, Reason: "it must end with /<owner>/<repository>"}
-	}
-	owner, repo = parts[len(parts)-2], strings.TrimSuffix(parts[len(parts)-1], ".git")
-	base = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/" + strings.Join(parts[:len(parts)-2], "/")}
-	base.Path = strings.TrimSuffix(base.Path, "/")
-	return base, owner, repo, nil
+	base = &url.URL{Scheme: r.Scheme, Host: r.Host, Path: strings.TrimSuffix("/"+strings.Join(r.segments[:n-2], "/"), "/")}
+	return base, r.segments[n-2], r.segments[n-1], nil
 }
