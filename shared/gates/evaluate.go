@@ -23,14 +23,25 @@ type GateState struct {
 	Ref string
 	// Gate is the Gate the reference resolves to.
 	Gate types.NamespacedName
-	// Opened is true only for an existing gate whose Opened condition is True.
+	// Opened is true only for an existing gate whose Opened condition is True and, when the gate
+	// is opened for one revision only (ApprovedRevision), for a candidate revision that is that
+	// one or unknown.
 	Opened bool
+	// ApprovedRevision is the revision an approval opened the gate for (the Gate's
+	// status.openedForRevision): the gate is opened for that revision only.
+	ApprovedRevision string
+	// WaitingRevision is the candidate revision that the gate holds because it is opened for
+	// another revision only; "" when the gate does not hold it for that.
+	WaitingRevision string
 	// Found is false when no Gate of that name exists.
 	Found bool
 	// Evaluated is false when the Gate has no Opened condition yet.
 	Evaluated bool
 	// NextOpening is when a closed gate opens by itself, when its status says so.
 	NextOpening *time.Time
+
+	// open: the gate's Opened condition is True, whatever the revision.
+	open bool
 }
 
 // Result is the outcome of evaluating a gatesapi.Gates spec.
@@ -40,35 +51,75 @@ type Result struct {
 	Gates   []GateState
 	// Open is true when the object may go ahead.
 	Open bool
+	// Candidate is the revision the object would fetch or apply, when it told (ForRevision).
+	Candidate string
 }
 
 // Evaluate reads the Gate objects that gates refers to (bare names in namespace) and says whether
 // the object that carries it may go ahead. An empty spec is open. A missing gate, or a gate the
 // gating-controller has not evaluated yet, counts as closed. Only API errors other than
 // not-found are returned.
+//
+// A gate opened for one revision only (an approval of that revision) counts as opened here, as
+// for an object that knows no candidate revision; EvaluateRevision tells the candidate.
 func Evaluate(ctx context.Context, reader client.Reader, namespace string, gates *gatesapi.Gates) (Result, error) {
+	return EvaluateRevision(ctx, reader, namespace, gates, "")
+}
+
+// EvaluateRevision is Evaluate for an object whose next revision is candidate: a gate opened for
+// one revision only counts as opened only when candidate is that revision, or "" (the object
+// knows no candidate: nothing new waits, or its kind cannot tell).
+func EvaluateRevision(ctx context.Context, reader client.Reader, namespace string, gates *gatesapi.Gates, candidate string) (Result, error) {
 	res := Result{Require: gates.Requirement(), Open: true}
 	if gates == nil || len(gates.Refs) == 0 {
 		return res, nil
 	}
-	opened := 0
 	for _, ref := range gates.Refs {
 		st, err := readGate(ctx, reader, namespace, ref)
 		if err != nil {
 			return Result{}, err
 		}
-		if st.Opened {
-			opened++
-		}
 		res.Gates = append(res.Gates, st)
 	}
-	switch res.Require {
-	case gatesapi.RequireOneOf:
-		res.Open = opened > 0
-	default:
-		res.Open = opened == len(res.Gates)
+	return res.ForRevision(candidate), nil
+}
+
+// ForRevision is the result for an object whose next revision is candidate ("" when it knows
+// none), from the same reading of the gates: a gate opened for another revision only holds it.
+func (r Result) ForRevision(candidate string) Result {
+	out := Result{Require: r.Require, Candidate: candidate, Gates: make([]GateState, len(r.Gates))}
+	opened := 0
+	for i, g := range r.Gates {
+		g.WaitingRevision = ""
+		g.Opened = g.open
+		if g.open && g.ApprovedRevision != "" && candidate != "" && candidate != g.ApprovedRevision {
+			g.Opened, g.WaitingRevision = false, candidate
+		}
+		if g.Opened {
+			opened++
+		}
+		out.Gates[i] = g
 	}
-	return res, nil
+	switch {
+	case len(out.Gates) == 0:
+		out.Open = true
+	case out.Require == gatesapi.RequireOneOf:
+		out.Open = opened > 0
+	default:
+		out.Open = opened == len(out.Gates)
+	}
+	return out
+}
+
+// RevisionScoped says whether the outcome may depend on the candidate revision: an opened gate
+// of the spec is opened for one revision only.
+func (r Result) RevisionScoped() bool {
+	for _, g := range r.Gates {
+		if g.open && g.ApprovedRevision != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func readGate(ctx context.Context, reader client.Reader, namespace, ref string) (GateState, error) {
@@ -88,6 +139,10 @@ func readGate(ctx context.Context, reader client.Reader, namespace, ref string) 
 	}
 	st.Evaluated = true
 	st.Opened = cond.Status == metav1.ConditionTrue
+	st.open = st.Opened
+	if st.Opened {
+		st.ApprovedRevision, _, _ = unstructured.NestedString(gate.Object, "status", gatesapi.OpenedForRevisionField)
+	}
 	if !st.Opened {
 		if s, ok, _ := unstructured.NestedString(gate.Object, "status", gatesapi.NextTransitionField); ok {
 			if t, err := time.Parse(time.RFC3339, s); err == nil {
@@ -156,6 +211,9 @@ func (g GateState) describe() string {
 		return fmt.Sprintf("gate '%s' does not exist", g.Gate)
 	case !g.Evaluated:
 		return fmt.Sprintf("gate '%s' has not been evaluated by the gating-controller yet", g.Gate)
+	case g.WaitingRevision != "":
+		return fmt.Sprintf("revision '%s' waits for its own approval (gate '%s' is approved for revision '%s')",
+			g.WaitingRevision, g.Gate, g.ApprovedRevision)
 	case g.NextOpening != nil:
 		return fmt.Sprintf("gate '%s' is closed until %s", g.Gate, g.NextOpening.UTC().Format(time.RFC3339))
 	default:

@@ -39,16 +39,39 @@ type Holder struct {
 // `status.gates` tells the same at a glance (see gatesapi.GatesStatus); an event (Held) is
 // recorded when the gates start holding obj and another (Released, with how long it waited)
 // when they let it go.
+//
+// A gate opened for one revision only (an approval of that revision) counts as opened: Hold is
+// for objects that know no candidate revision; HoldRevision tells it.
 func (h Holder) Hold(ctx context.Context, obj HeldObject, neverApplied bool) (bool, error) {
+	return h.HoldRevision(ctx, obj, "", neverApplied)
+}
+
+// HoldRevision is Hold for an object whose next revision (what it would fetch or apply) is
+// candidate; "" when nothing new waits or the object cannot tell. A gate opened for another
+// revision only holds the object, naming candidate as the revision that waits for its own
+// approval (in Blocked, the Held event and status.gates.waitingRevision).
+func (h Holder) HoldRevision(ctx context.Context, obj HeldObject, candidate string, neverApplied bool) (bool, error) {
+	res, err := h.Evaluate(ctx, obj)
+	if err != nil {
+		return false, err
+	}
+	return h.Record(ctx, obj, res.ForRevision(candidate), neverApplied), nil
+}
+
+// Evaluate reads the gates of obj, for Record; it changes nothing. Consumers that learn their
+// candidate revision after reading the gates pass res.ForRevision(candidate) to Record.
+func (h Holder) Evaluate(ctx context.Context, obj HeldObject) (Result, error) {
+	return Evaluate(ctx, h.Reader, obj.GetNamespace(), obj.GetGates())
+}
+
+// Record is the rest of Hold, for a result of Evaluate: the log, the conditions, status.gates and
+// the events. It says whether obj may go ahead.
+func (h Holder) Record(ctx context.Context, obj HeldObject, res Result, neverApplied bool) bool {
 	spec := obj.GetGates()
 	if spec == nil || len(spec.Refs) == 0 {
 		conditions.Delete(obj, gatesapi.BlockedCondition)
 		obj.SetGatesStatus(nil)
-		return true, nil
-	}
-	res, err := Evaluate(ctx, h.Reader, obj.GetNamespace(), spec)
-	if err != nil {
-		return false, err
+		return true
 	}
 	log.FromContext(ctx).Info("evaluated gates", "gates", res.LogValue())
 	prev := obj.GetGatesStatus()
@@ -60,7 +83,7 @@ func (h Holder) Hold(ctx context.Context, obj HeldObject, neverApplied bool) (bo
 				"released by its gates after waiting %s", waited)
 		}
 		obj.SetGatesStatus(&gatesapi.GatesStatus{State: gatesapi.GatesOpenState})
-		return true, nil
+		return true
 	}
 	next := &gatesapi.GatesStatus{State: res.State()}
 	if prev != nil && prev.HeldSince != nil {
@@ -70,12 +93,25 @@ func (h Holder) Hold(ctx context.Context, obj HeldObject, neverApplied bool) (bo
 		next.HeldSince = &now
 		h.EventRecorder.Event(obj, "Normal", gatesapi.HeldReason, res.Message())
 	}
+	if w := res.waitingRevision(); w != "" {
+		next.WaitingRevision = w
+	}
 	obj.SetGatesStatus(next)
 	conditions.MarkTrue(obj, gatesapi.BlockedCondition, gatesapi.GateClosedReason, "%s", res.Message())
 	if neverApplied {
 		conditions.MarkFalse(obj, meta.ReadyCondition, gatesapi.GateClosedReason, "%s", res.Message())
 	}
-	return false, nil
+	return false
+}
+
+// waitingRevision is the candidate that a gate opened for another revision holds, if any.
+func (r Result) waitingRevision() string {
+	for _, g := range r.Closed() {
+		if g.WaitingRevision != "" {
+			return g.WaitingRevision
+		}
+	}
+	return ""
 }
 
 // Waiting records on a held object the revision its gates keep back; "" says that nothing new

@@ -48,7 +48,8 @@ func EnqueueConsumers(reader client.Reader, newList func() client.ObjectList) ha
 }
 
 // OpenedChanged lets through Gate creations and deletions and the updates that change whether
-// the gate is opened or when it next opens: the events that can release or block a consumer.
+// the gate is opened, for which revision (status.openedForRevision), or when it next opens: the
+// events that can release or block a consumer.
 func OpenedChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -57,17 +58,18 @@ func OpenedChanged() predicate.Predicate {
 	}
 }
 
-func openedState(obj client.Object) [2]string {
+func openedState(obj client.Object) [3]string {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return [2]string{}
+		return [3]string{}
 	}
 	var status string
 	if c := conditions.Get(conditions.UnstructuredGetter(u), gatesapi.OpenedCondition); c != nil {
 		status = string(c.Status)
 	}
 	next, _, _ := unstructured.NestedString(u.Object, "status", gatesapi.NextTransitionField)
-	return [2]string{status, next}
+	revision, _, _ := unstructured.NestedString(u.Object, "status", gatesapi.OpenedForRevisionField)
+	return [3]string{status, next, revision}
 }
 
 // Watch adds to a consumer's controller a watch on Gates that enqueues the consumers of a gate

@@ -207,12 +207,26 @@ type outcome struct {
 func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, settings Settings, start time.Time,
 	prior *metav1.Condition, out *outcome) (ctrl.Result, error) {
 	lastApplied := *fields.LastAppliedRevision
-	open, err := gates.Holder{Reader: l.Client, EventRecorder: l.EventRecorder}.Hold(ctx, obj, lastApplied == "")
+	// The gates are read before the plan, and recorded before it too (the plan's own Ready, e.g.
+	// waiting for a source, wins over GateClosed) unless a gate opened for one revision only (an
+	// approval of that revision) lets them go: then whether they hold the owner depends on the
+	// plan's revision, and they are recorded once it is known.
+	holder := gates.Holder{Reader: l.Client, EventRecorder: l.EventRecorder}
+	eval, err := holder.Evaluate(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	byRevision := eval.Open && eval.RevisionScoped()
+	open := true
+	if !byRevision {
+		open = holder.Record(ctx, obj, eval, lastApplied == "")
+	}
 	plan, err := l.Kind.Plan(ctx, obj)
 	if err != nil || plan.Done != nil {
+		if byRevision {
+			// No revision to apply: nothing new waits, the gates let the owner go.
+			holder.Record(ctx, obj, eval, lastApplied == "")
+		}
 		if plan.Done != nil {
 			return *plan.Done, err
 		}
@@ -222,6 +236,9 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 	waiting := ""
 	if revision != lastApplied {
 		waiting = revision
+	}
+	if byRevision {
+		open = holder.Record(ctx, obj, eval.ForRevision(waiting), lastApplied == "")
 	}
 	gates.Waiting(obj, waiting)
 	replayed := false

@@ -102,15 +102,16 @@ func boundOrHeld() predicate.Predicate {
 	}
 }
 
-// gateOpenedChanged lets through Gates that appear or go away, and those whose Opened status or
-// next opening changes.
+// gateOpenedChanged lets through Gates that appear or go away, and those whose Opened status,
+// revision opened for (status.openedForRevision) or next opening changes.
 func gateOpenedChanged() predicate.Predicate {
-	state := func(o client.Object) [2]string {
+	state := func(o client.Object) [3]string {
 		gate, ok := o.(*gatingv1.Gate)
 		if !ok {
-			return [2]string{}
+			return [3]string{}
 		}
-		var s [2]string
+		var s [3]string
+		s[2] = gate.Status.OpenedForRevision
 		if c := apimeta.FindStatusCondition(gate.Status.Conditions, gatesapi.OpenedCondition); c != nil {
 			s[0] = string(c.Status)
 		}

@@ -64,6 +64,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	log.FromContext(ctx).V(1).Info("evaluated gates", "open", verdict.open, "heldBy", verdict.heldBy)
 	if verdict.open {
+		if verdict.byRevision {
+			return ctrl.Result{RequeueAfter: waitingRefresh}, r.release(ctx, req.NamespacedName, false)
+		}
 		return ctrl.Result{}, r.release(ctx, req.NamespacedName, false)
 	}
 	if err := r.hold(ctx, req.NamespacedName, verdict); err != nil {
@@ -78,6 +81,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // verdict is what the gates say about an object.
 type verdict struct {
 	open bool
+	// byRevision: a gate opened for one revision only decided; the source may move on, so the
+	// object is looked at again (waitingRefresh).
+	byRevision bool
 	// heldBy is the value of HeldByAnnotation while closed; message is the Approved message.
 	heldBy, message string
 	// invalid is why the gates annotation does not parse.
@@ -95,8 +101,18 @@ func (r *Reconciler) evaluate(ctx context.Context, meta *metav1.PartialObjectMet
 	if err != nil {
 		return verdict{}, err
 	}
+	byRevision := false
+	if res.Open && res.RevisionScoped() && r.Kind.SourceRef {
+		// A gate opened for one revision only (an approval): the object goes only when the
+		// revision its source serves, and it has not applied, is that one.
+		obj, err := r.get(ctx, client.ObjectKeyFromObject(meta))
+		if err != nil {
+			return verdict{}, client.IgnoreNotFound(err)
+		}
+		res, byRevision = res.ForRevision(r.waitingRevision(ctx, obj)), true
+	}
 	if res.Open {
-		return verdict{open: true}, nil
+		return verdict{open: true, byRevision: byRevision}, nil
 	}
 	var closed []string
 	for _, g := range res.Closed() {

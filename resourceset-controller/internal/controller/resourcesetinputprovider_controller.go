@@ -147,8 +147,13 @@ func (r *ResourceSetInputProviderReconciler) reconcileInputs(ctx context.Context
 	}
 	revision := inputs.Revision(list)
 	changed := revision != obj.Status.LastExportedRevision
-	// Closed gates hold new inputs back: the last exported stay, and the new revision waits.
-	open, err := gates.Holder{Reader: r.Client, EventRecorder: r.EventRecorder}.Hold(ctx, obj, obj.Status.LastExportedRevision == "")
+	// Closed gates hold new inputs back: the last exported stay, and the new revision waits. A
+	// gate opened for one revision only lets only the inputs of that revision go.
+	candidate := ""
+	if changed {
+		candidate = revision
+	}
+	open, err := gates.Holder{Reader: r.Client, EventRecorder: r.EventRecorder}.HoldRevision(ctx, obj, candidate, obj.Status.LastExportedRevision == "")
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,21 @@ import (
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
-// SetOpened creates the Gate ns/name if needed and sets its Opened condition.
+// SetOpened creates the Gate ns/name if needed and sets its Opened condition (opened for every
+// revision).
 func SetOpened(t testing.TB, c client.Client, ns, name string, opened bool) {
+	t.Helper()
+	setGate(t, c, ns, name, opened, "")
+}
+
+// SetOpenedForRevision opens the Gate ns/name for one revision only, as an approval of that
+// revision does (status.openedForRevision).
+func SetOpenedForRevision(t testing.TB, c client.Client, ns, name, revision string) {
+	t.Helper()
+	setGate(t, c, ns, name, true, revision)
+}
+
+func setGate(t testing.TB, c client.Client, ns, name string, opened bool, revision string) {
 	t.Helper()
 	ctx := context.Background()
 	gate := gates.NewGate()
@@ -38,6 +51,12 @@ func SetOpened(t testing.TB, c client.Client, ns, name string, opened bool) {
 		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
 	}}, "status", "conditions"); err != nil {
 		t.Fatal(err)
+	}
+	unstructured.RemoveNestedField(gate.Object, "status", gatesapi.OpenedForRevisionField)
+	if revision != "" {
+		if err := unstructured.SetNestedField(gate.Object, revision, "status", gatesapi.OpenedForRevisionField); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := c.Status().Update(ctx, gate); err != nil {
 		t.Fatalf("setting the Opened condition of gate %s/%s: %v", ns, name, err)

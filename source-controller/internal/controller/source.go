@@ -70,7 +70,8 @@ type sourceKind struct {
 	// soon to look again (requeueAfter; 0 is the interval).
 	steps func(ctx context.Context) (requeueAfter time.Duration, err error)
 	// waiting tells, while the gates hold a source that has an artifact, the newer revision they
-	// keep back ("" when there is none or it cannot be told cheaply); nil: not told.
+	// keep back ("" when there is none or it cannot be told cheaply); nil: not told. Behind a gate
+	// opened for one revision only, it is the candidate revision the gate is asked about.
 	waiting func(ctx context.Context) string
 }
 
@@ -105,15 +106,24 @@ func (r *SourceReconciler) reconcile(ctx context.Context, req ctrl.Request, obj 
 	}
 	r.reconcileStorage(ctx, obj)
 	holder := gates.Holder{Reader: r.Client, EventRecorder: r.EventRecorder}
-	open, err := holder.Hold(ctx, obj, obj.GetArtifact() == nil)
+	eval, err := holder.Evaluate(ctx, obj)
 	if err != nil {
 		return ctrl.Result{RequeueAfter: k.interval}, err
 	}
+	if eval.Open && eval.RevisionScoped() && k.waiting != nil {
+		// A gate opened for one revision only (an approval): the source fetches only that
+		// revision, so it asks first which one it would fetch. A kind that cannot tell, or a
+		// remote that has nothing new, goes ahead as for any opened gate.
+		eval = eval.ForRevision(k.waiting(ctx))
+	}
+	open := holder.Record(ctx, obj, eval, obj.GetArtifact() == nil)
 	if !open {
 		// Nothing new is fetched: the stored artifact stays served, and Ready says so, and what
 		// waits. Without one, Hold made Ready=False GateClosed.
 		if obj.GetArtifact() != nil {
-			if k.waiting != nil {
+			if eval.Candidate != "" {
+				gates.Waiting(obj, eval.Candidate)
+			} else if k.waiting != nil {
 				gates.Waiting(obj, k.waiting(ctx))
 			}
 			markReady(obj, k.ready)
