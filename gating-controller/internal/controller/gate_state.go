@@ -108,8 +108,8 @@ type gateDecision struct {
 	approvedBy []string
 	// revision: the revision an `approval` cause opened the gate for, if the request named one.
 	revision string
-	next       *time.Time
-	message    string
+	next     *time.Time
+	message  string
 	// broken: the cause is a GateKeeper that cannot be evaluated.
 	broken bool
 }
