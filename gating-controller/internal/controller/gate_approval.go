@@ -107,7 +107,11 @@ func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.G
 	for i := range list.Items {
 		ga := &list.Items[i]
 		objects[ga.Name] = ga
-		if responseRecorded(st, ga.Name) || ownedBy(ga, gate) {
+		// The gate's status is what records a response: the gate is made the owner of a
+		// GateApproval before the status is written, so an owned one missing from the status
+		// was recorded by a write that failed, unless it is older than the pending request
+		// (recorded long ago and since dropped from the bounded list).
+		if responseRecorded(st, ga.Name) || ownedBy(ga, gate) && !answersPending(st, ga) {
 			continue
 		}
 		entry := gatingv1.GateResponse{
@@ -443,6 +447,12 @@ func responseIndex(st *gatingv1.GateApprovalStatus, name string) int {
 	return -1
 }
 
+// answersPending: an open request is pending approval, and ga was made after it.
+func answersPending(st *gatingv1.GateApprovalStatus, ga *gatingv1.GateApproval) bool {
+	return st.Pending != nil && st.State == gatingv1.ApprovalPending &&
+		!ga.CreationTimestamp.Add(clockSkew).Before(st.Pending.RequestedAt.Time)
+}
+
 // ownedBy: the GateApproval was recorded before (the controller made the gate its owner).
 func ownedBy(ga *gatingv1.GateApproval, gate *gatingv1.Gate) bool {
 	for _, ref := range ga.OwnerReferences {
@@ -456,6 +466,9 @@ func ownedBy(ga *gatingv1.GateApproval, gate *gatingv1.Gate) bool {
 // own makes the gate the owner of a recorded GateApproval, so that it goes with the gate and is
 // not recorded twice.
 func (r *GateReconciler) own(ctx context.Context, ga *gatingv1.GateApproval, gate *gatingv1.Gate) error {
+	if ownedBy(ga, gate) {
+		return nil
+	}
 	patch := client.MergeFrom(ga.DeepCopy())
 	ga.OwnerReferences = append(ga.OwnerReferences, metav1.OwnerReference{
 		APIVersion: gatingv1.GroupVersion.String(), Kind: gatingv1.GateKind, Name: gate.Name, UID: gate.UID,
