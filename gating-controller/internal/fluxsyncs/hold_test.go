@@ -122,7 +122,8 @@ func TestMalformedAnnotationHolds(t *testing.T) {
 	warning := "Warning InvalidGates: annotation gating.toolkit.fluxcd.io/gates: gate 2 is empty: remove the extra comma; " +
 		"reconciliation is held until it is fixed or removed"
 	g.Eventually(eventsOf(automation, ns, "app"), timeout).Should(ContainElement(warning))
-	g.Expect(approved(automation, ns, "app")(g)).To(Equal("False|GateClosed|Reconciliation is waiting approval, " +
+	// The event is recorded before the status is written: wait for the condition too.
+	g.Eventually(approved(automation, ns, "app"), timeout).Should(Equal("False|GateClosed|Reconciliation is waiting approval, " +
 		"annotation gating.toolkit.fluxcd.io/gates: gate 2 is empty: remove the extra comma."))
 
 	annotate(t, obj, gatesapi.GatesAnnotation, "a")
