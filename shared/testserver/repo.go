@@ -29,6 +29,9 @@ type Repo struct {
 	// Date plus n seconds (author and committer alike), so the same calls give the same SHAs.
 	// When zero, git uses the clock.
 	Date time.Time
+	// Author, when its Email is set, authors the next commits instead of AuthorName and
+	// AuthorEmail (the committer stays the fixed identity), as a colleague's push would.
+	Author Identity
 
 	server *GitServer
 	ticks  int
@@ -59,6 +62,9 @@ func (s *GitServer) NewRepo(t testing.TB, name string) *Repo {
 	runGit(t, r.WorkDir, nil, "remote", "add", "origin", r.Dir)
 	return r
 }
+
+// Identity is a Git author.
+type Identity struct{ Name, Email string }
 
 // HTTPURL is the repository's HTTP(S) clone URL.
 func (r *Repo) HTTPURL() string { return r.server.HTTPURL() + "/" + r.Name }
@@ -140,6 +146,9 @@ func (r *Repo) git(t testing.TB, args ...string) {
 	env := []string{
 		"GIT_AUTHOR_NAME=" + AuthorName, "GIT_AUTHOR_EMAIL=" + AuthorEmail,
 		"GIT_COMMITTER_NAME=" + AuthorName, "GIT_COMMITTER_EMAIL=" + AuthorEmail,
+	}
+	if r.Author.Email != "" {
+		env[0], env[1] = "GIT_AUTHOR_NAME="+r.Author.Name, "GIT_AUTHOR_EMAIL="+r.Author.Email
 	}
 	if !r.Date.IsZero() && (args[0] == "commit" || args[0] == "tag" && args[1] == "--annotate") {
 		// Git's internal format: seconds since the epoch and the zone, unambiguous to parse.

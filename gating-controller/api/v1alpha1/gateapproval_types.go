@@ -29,7 +29,9 @@ type GateApprovalSpec struct {
 	// +optional
 	Rules []GateApprovalRule `json:"rules,omitempty"`
 
-	// PreventSelfApproval refuses the approval of the user who requested the opening.
+	// PreventSelfApproval refuses the approval of the user who requested the opening and, for a
+	// request of one revision, of its authors where a source's artifact names them (a user
+	// named by their e-mail address, alone or after a prefix such as "oidc:").
 	// +optional
 	PreventSelfApproval bool `json:"preventSelfApproval,omitempty"`
 
@@ -128,6 +130,11 @@ type GatePendingRequest struct {
 	// revision count, and once approved the gate is opened for it only.
 	// +optional
 	Revision string `json:"revision,omitempty"`
+	// Authors of Revision, as a source in the gate's namespace whose artifact is that revision
+	// tells them (its artifact metadata): under spec.approval.preventSelfApproval they cannot
+	// approve it either.
+	// +optional
+	Authors []string `json:"authors,omitempty"`
 	// Duration overrides spec.window once the request is approved.
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`

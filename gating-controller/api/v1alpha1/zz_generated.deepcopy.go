@@ -586,6 +586,11 @@ func (in *GateNotificationStatus) DeepCopy() *GateNotificationStatus {
 func (in *GatePendingRequest) DeepCopyInto(out *GatePendingRequest) {
 	*out = *in
 	in.RequestedAt.DeepCopyInto(&out.RequestedAt)
+	if in.Authors != nil {
+		in, out := &in.Authors, &out.Authors
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Duration != nil {
 		in, out := &in.Duration, &out.Duration
 		*out = new(v1.Duration)

@@ -143,6 +143,15 @@ func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.G
 
 	var out approvalOutcome
 	if st.Pending != nil && st.State == gatingv1.ApprovalPending {
+		if spec.PreventSelfApproval && st.Pending.Revision != "" && len(st.Pending.Authors) == 0 {
+			// Looked for until found: the source may fetch the revision after the request.
+			authors, err := revisionAuthors(ctx, readerOr(r.apiReader, r.Client), gate.Namespace, st.Pending.Revision)
+			if err != nil {
+				// Not counted without them: an author's approval must not slip through.
+				return approvalOutcome{}, err
+			}
+			st.Pending.Authors = authors
+		}
 		out = r.count(ctx, gate, keepers, objects, now)
 	}
 	for _, e := range recorded {
@@ -210,6 +219,9 @@ func (r *GateReconciler) count(ctx context.Context, gate *gatingv1.Gate, keepers
 			e.Refused = revisionMismatch(e.Revision, st.Pending.Revision)
 		case e.Decision == gatingv1.DecisionApprove && spec.PreventSelfApproval && e.User == st.Pending.RequestedBy:
 			e.Refused = "self-approval: " + e.User + " requested the opening and spec.approval.preventSelfApproval is set"
+		case e.Decision == gatingv1.DecisionApprove && spec.PreventSelfApproval && authoredBy(e.User, st.Pending.Authors):
+			e.Refused = "self-approval: " + e.User + " authored revision '" + st.Pending.Revision +
+				"' and spec.approval.preventSelfApproval is set"
 		case !fitsAny(e.User):
 			e.Refused = "not an approver of any rule of spec.approval"
 		case e.Decision == gatingv1.DecisionReject:

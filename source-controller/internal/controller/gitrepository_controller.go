@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/status"
 
@@ -188,6 +189,12 @@ func outdated(obj *sourcev1.GitRepository, rev git.Revision, includes []*meta.Ar
 // and makes it the served artifact.
 func (r *GitRepositoryReconciler) reconcileArtifact(obj *sourcev1.GitRepository, commit git.Commit, includes []*meta.Artifact, tmp *scratchDir) error {
 	art := r.Storage.NewArtifactFor(sourcev1.GitRepositoryKind, obj, commit.Revision.String(), commit.Revision.Hash+".tar.gz")
+	if commit.Object != nil {
+		// Who wrote the revision, for the gates that refuse its self-approval.
+		if author := artifact.GitAuthor(commit.Object.Author.Name, commit.Object.Author.Email); author != "" {
+			art.Metadata = map[string]string{artifact.AuthorMetadataKey: author}
+		}
+	}
 	mounts, closeMounts, reason, err := r.includeMounts(obj, includes, tmp)
 	defer closeMounts()
 	if err != nil {

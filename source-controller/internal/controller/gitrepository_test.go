@@ -39,14 +39,19 @@ func TestGitRepositoryFetchesOverHTTPWithBasicAuth(t *testing.T) {
 	g.Expect(obj.Status.Artifact.URL).To(HaveSuffix("/gitrepository/" + ns + "/podinfo/" + first + ".tar.gz"))
 	g.Expect(obj.Status.Artifact.Digest).To(HavePrefix("sha256:"))
 	g.Expect(*obj.Status.Artifact.Size).To(BeNumerically(">", 0))
+	g.Expect(obj.Status.Artifact.Metadata).To(Equal(map[string]string{
+		"source.toolkit.fluxcd.io/author": `"Sluice Test" <test@sluice.invalid>`,
+	}), "the commit's author, for the gates that refuse a revision's self-approval")
 	g.Expect(fetchArtifact(t, key)).To(Equal(map[string]string{
 		"deploy/app.yaml": "kind: ConfigMap\n", "README.md": "podinfo\n", ".flux.yaml": "version: 1\n",
 	}))
 	g.Eventually(eventsOf(key), timeout).Should(ContainElement("Normal NewArtifact: stored artifact for commit 'Initial commit'"))
 
+	repo.Author = testserver.Identity{Name: "Ana", Email: "ana@example.com"}
 	second := repo.Commit(t, "Scale up", map[string]string{"deploy/app.yaml": "kind: Deployment\n"})
 	poke(t, key)
 	g.Eventually(revision(key), timeout).Should(Equal("master@sha1:" + second))
+	g.Expect(getRepo(g, key).Status.Artifact.Metadata).To(HaveKeyWithValue("source.toolkit.fluxcd.io/author", `"Ana" <ana@example.com>`))
 	g.Expect(fetchArtifact(t, key)["deploy/app.yaml"]).To(Equal("kind: Deployment\n"))
 	g.Eventually(eventsOf(key), timeout).Should(ContainElement("Normal NewArtifact: stored artifact for commit 'Scale up'"))
 }

@@ -1,0 +1,63 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/artifact"
+)
+
+// The authors of a revision are read from the artifacts of the sources of the gate's namespace.
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets;externalartifacts,verbs=get;list
+
+// authorSources are the kinds whose artifact may name the authors of its revision
+// (shared/artifact.AuthorEmails), in the source API the gating-controller reads by contract.
+var authorSources = []string{"GitRepository", "OCIRepository", "Bucket", "ExternalArtifact"}
+
+const authorSourceGroupVersion = "source.toolkit.fluxcd.io/v1"
+
+// revisionAuthors are the e-mail addresses of the authors of revision, as the artifacts of
+// that revision in namespace name them: none when no source there has it as its artifact or
+// says who wrote it. Kinds whose CRD is not installed are skipped.
+func revisionAuthors(ctx context.Context, reader client.Reader, namespace, revision string) ([]string, error) {
+	var authors []string
+	for _, kind := range authorSources {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion(authorSourceGroupVersion)
+		list.SetKind(kind + "List")
+		if err := reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
+			if apimeta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("reading the %ss of namespace '%s' for the authors of revision '%s': %w", kind, namespace, revision, err)
+		}
+		for i := range list.Items {
+			art, err := artifact.FromObject(&list.Items[i])
+			if err != nil || art == nil || art.Revision != revision {
+				continue
+			}
+			authors = append(authors, artifact.AuthorEmails(art)...)
+		}
+	}
+	slices.Sort(authors)
+	return slices.Compact(authors), nil
+}
+
+// authoredBy: user is one of the authors, named by their e-mail address as clusters that
+// authenticate users by OIDC name them, alone or after a prefix ("oidc:ana@example.com").
+func authoredBy(user string, authors []string) bool {
+	u := strings.ToLower(user)
+	for _, a := range authors {
+		if u == a || strings.HasSuffix(u, ":"+a) {
+			return true
+		}
+	}
+	return false
+}
