@@ -17,6 +17,9 @@ var (
 	// ErrUnsafePath: an entry is absolute, climbs out of the target with `..`, or a link points
 	// outside the target.
 	ErrUnsafePath = errors.New("artifact entry escapes the target directory")
-	// ErrUnsupportedEntry: an entry is a device, FIFO or other special file.
+	// ErrUnsupportedEntry: an entry is a device, FIFO or other special file, or, for ReadFile,
+	// not a regular file.
 	ErrUnsupportedEntry = errors.New("artifact entry of unsupported type")
+	// ErrFileNotFound: ReadFile's file is not in the artifact.
+	ErrFileNotFound = errors.New("no such file in the artifact")
 )
