@@ -8,14 +8,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/response"
 )
 
 // newRespondCmd is `kubectl gate approve` or `kubectl gate reject`: a GateApproval in the
@@ -51,7 +49,7 @@ rules to say; kubectl gate status shows it.`, strings.ToUpper(verb[:1])+verb[1:]
 			}
 			if !cmd.Flags().Changed("revision") {
 				// The response is for the revision of the pending request, as the gate counts only those.
-				if p := pendingRevision(gate); p != "" {
+				if p := response.PendingRevision(gate); p != "" {
 					revision = p
 					fmt.Fprintf(cmd.ErrOrStderr(), "responding for revision %s, the revision of the pending open request\n", printable(revision))
 				}
@@ -76,45 +74,17 @@ rules to say; kubectl gate status shows it.`, strings.ToUpper(verb[:1])+verb[1:]
 	return cmd
 }
 
-// pendingRevision is the revision of the gate's open request pending approval, if any.
-func pendingRevision(gate *gatingv1alpha1.Gate) string {
-	if st := gate.Status.Approval; st != nil && st.Pending != nil && st.State == gatingv1alpha1.ApprovalPending {
-		return st.Pending.Revision
-	}
-	return ""
-}
-
 // respond creates the GateApproval as the user of cfg (and c).
 func respond(ctx context.Context, c client.Client, cfg *rest.Config, gate *gatingv1alpha1.Gate, decision gatingv1alpha1.GateDecision, reason, revision string) (*gatingv1alpha1.GateApproval, error) {
-	who, err := userInfo(ctx, cfg)
+	who, err := response.UserInfo(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("asking the API server who you are (a GateApproval carries your identity): %w", err)
 	}
-	ga := &gatingv1alpha1.GateApproval{
-		ObjectMeta: metav1.ObjectMeta{Namespace: gate.Namespace, GenerateName: gate.Name + "-"},
-		Spec: gatingv1alpha1.GateApprovalResponseSpec{
-			Gate: gate.Name, Decision: decision, Reason: reason, Revision: revision,
-			User: who.Username, Groups: who.Groups,
-		},
-	}
+	ga := response.New(gate, who, decision, reason, revision)
 	if err := c.Create(ctx, ga); err != nil {
 		return nil, err
 	}
 	return ga, nil
-}
-
-// userInfo is the caller as the API server authenticates them (SelfSubjectReview): a GateApproval
-// must carry exactly that, so there is no guess from the kubeconfig here.
-func userInfo(ctx context.Context, cfg *rest.Config) (authenticationv1.UserInfo, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return authenticationv1.UserInfo{}, err
-	}
-	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		return authenticationv1.UserInfo{}, err
-	}
-	return review.Status.UserInfo, nil
 }
 
 func pastTense(d gatingv1alpha1.GateDecision) string {

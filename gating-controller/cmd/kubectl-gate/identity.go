@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/sluice-gitops/sluice/gating-controller/internal/response"
 )
 
 // whoAmI names the caller for the requestedBy annotation. The API server is asked first
@@ -30,15 +29,8 @@ func whoAmI(ctx context.Context, cfg *rest.Config, flags *genericclioptions.Conf
 }
 
 func selfSubjectReview(ctx context.Context, cfg *rest.Config) (string, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return "", err
-	}
-	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	return review.Status.UserInfo.Username, nil
+	who, err := response.UserInfo(ctx, cfg)
+	return who.Username, err
 }
 
 // kubeconfigUser is the fallback identity: --as, else --user, else the user of the selected
