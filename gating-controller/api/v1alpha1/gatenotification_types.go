@@ -31,7 +31,7 @@ const (
 type GateNotificationType string
 
 const (
-	// NotificationGeneric posts the JSON payload of docs/gatenotification.md.
+	// NotificationGeneric posts the JSON payload of docs/notifications.md.
 	NotificationGeneric GateNotificationType = "generic"
 	// NotificationGenericHMAC posts the same payload, signed in the X-Signature header.
 	NotificationGenericHMAC GateNotificationType = "generic-hmac"

@@ -25,7 +25,7 @@ import (
 	"github.com/sluice-gitops/sluice/gating-controller/internal/notify"
 )
 
-// Reasons of a GateNotification's Ready condition and events (docs/gatenotification.md).
+// Reasons of a GateNotification's Ready condition and events (docs/notifications.md).
 const (
 	// DeliveryFailedReason: the last delivery failed after its retries (also a Warning event).
 	DeliveryFailedReason = "DeliveryFailed"

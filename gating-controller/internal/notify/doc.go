@@ -1,4 +1,4 @@
-// Package notify delivers the events of gates to webhooks (docs/gatenotification.md): the
+// Package notify delivers the events of gates to webhooks (docs/notifications.md): the
 // payloads of each endpoint type, the HTTP delivery (timeout, retries with exponential backoff,
 // HMAC signature, redirects kept to the same host, bounded answers), the addresses a tenant's URL
 // may reach, and the bounded queue that keeps all of it off the gate reconciler's path.

@@ -2,7 +2,7 @@ package notify
 
 import "time"
 
-// Event is a change of a gate, as the generic payload carries it (docs/gatenotification.md).
+// Event is a change of a gate, as the generic payload carries it (docs/notifications.md).
 type Event struct {
 	// Gate and Namespace name the gate.
 	Gate      string `json:"gate"`
