@@ -4,7 +4,8 @@
 //
 // Parsing is github.com/emersion/go-ical's; recurrence rules are expanded by
 // github.com/teambition/rrule-go. What is read:
-//   - DTSTART with a UTC time (Z), a TZID parameter (an IANA name such as Europe/Berlin), a
+//   - DTSTART with a UTC time (Z), a TZID parameter (an IANA name such as Europe/Berlin, or a
+//     zone the document defines in a VTIMEZONE, as Outlook's Windows names are), a
 //     floating local time (read in the keeper's time zone), or a date (VALUE=DATE: an all-day
 //     event, from 00:00 of that day in the keeper's time zone);
 //   - DTEND or DURATION; without either, a date-time event lasts no time (and is left out) and
@@ -92,6 +93,7 @@ func Parse(data []byte, loc *time.Location) (*Calendar, error) {
 		return nil, fmt.Errorf("calendar has %d events, at most %d allowed", len(vevents), MaxEvents)
 	}
 	c := &Calendar{}
+	zones := newTimezones(doc)
 	byUID := map[string]*event{}
 	type override struct {
 		uid string
@@ -101,7 +103,7 @@ func Parse(data []byte, loc *time.Location) (*Calendar, error) {
 	var overrides []override
 	var errs []error
 	for i, ve := range vevents {
-		ev, recurrenceID, cancelled, err := readEvent(ve, i, loc)
+		ev, recurrenceID, cancelled, err := readEvent(ve, i, loc, zones)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -136,7 +138,7 @@ func Parse(data []byte, loc *time.Location) (*Calendar, error) {
 	return c, nil
 }
 
-func readEvent(ve ical.Event, i int, loc *time.Location) (ev *event, recurrenceID time.Time, cancelled bool, err error) {
+func readEvent(ve ical.Event, i int, loc *time.Location, zones *timezones) (ev *event, recurrenceID time.Time, cancelled bool, err error) {
 	summary, _ := ve.Props.Text(ical.PropSummary)
 	uid, _ := ve.Props.Text(ical.PropUID)
 	ev = &event{summary: summary, name: fmt.Sprintf("VEVENT %d", i+1)}
@@ -156,7 +158,7 @@ func readEvent(ve ical.Event, i int, loc *time.Location) (ev *event, recurrenceI
 	if startProp == nil {
 		return fail("DTSTART is missing")
 	}
-	start, allDay, err := instant(startProp, startProp.Value, loc)
+	start, allDay, err := instant(startProp, startProp.Value, loc, zones)
 	if err != nil {
 		return fail("DTSTART: %v", err)
 	}
@@ -167,7 +169,7 @@ func readEvent(ve ical.Event, i int, loc *time.Location) (ev *event, recurrenceI
 	case endProp != nil && durProp != nil:
 		return fail("has both DTEND and DURATION")
 	case endProp != nil:
-		end, endAllDay, err := instant(endProp, endProp.Value, loc)
+		end, endAllDay, err := instant(endProp, endProp.Value, loc, zones)
 		if err != nil {
 			return fail("DTEND: %v", err)
 		}
@@ -218,7 +220,7 @@ func readEvent(ve ical.Event, i int, loc *time.Location) (ev *event, recurrenceI
 			return fail("RDATE: VALUE=PERIOD is not supported, list start dates or date-times")
 		}
 		for _, v := range strings.Split(p.Value, ",") {
-			t, _, err := instant(&p, v, start.Location())
+			t, _, err := instant(&p, v, start.Location(), zones)
 			if err != nil {
 				return fail("RDATE: %v", err)
 			}
@@ -227,7 +229,7 @@ func readEvent(ve ical.Event, i int, loc *time.Location) (ev *event, recurrenceI
 	}
 	for _, p := range ve.Props.Values(ical.PropExceptionDates) {
 		for _, v := range strings.Split(p.Value, ",") {
-			t, _, err := instant(&p, v, start.Location())
+			t, _, err := instant(&p, v, start.Location(), zones)
 			if err != nil {
 				return fail("EXDATE: %v", err)
 			}
@@ -235,7 +237,7 @@ func readEvent(ve ical.Event, i int, loc *time.Location) (ev *event, recurrenceI
 		}
 	}
 	if p := ve.Props.Get(ical.PropRecurrenceID); p != nil {
-		if recurrenceID, _, err = instant(p, p.Value, start.Location()); err != nil {
+		if recurrenceID, _, err = instant(p, p.Value, start.Location(), zones); err != nil {
 			return fail("RECURRENCE-ID: %v", err)
 		}
 	}
@@ -243,8 +245,8 @@ func readEvent(ve ical.Event, i int, loc *time.Location) (ev *event, recurrenceI
 }
 
 // instant reads one value of a date or date-time property: a date is 00:00 of that day in loc; a
-// date-time is UTC (Z), in its TZID, or floating (loc).
-func instant(p *ical.Prop, value string, loc *time.Location) (time.Time, bool, error) {
+// date-time is UTC (Z), in its TZID (zones), or floating (loc).
+func instant(p *ical.Prop, value string, loc *time.Location, zones *timezones) (time.Time, bool, error) {
 	value = strings.TrimSpace(value)
 	isDate := strings.EqualFold(p.Params.Get(ical.ParamValue), string(ical.ValueDate)) ||
 		(p.Params.Get(ical.ParamValue) == "" && len(value) == len("20060102"))
@@ -263,7 +265,7 @@ func instant(p *ical.Prop, value string, loc *time.Location) (time.Time, bool, e
 		return t, false, nil
 	}
 	if tzid := p.Params.Get(ical.PropTimezoneID); tzid != "" {
-		tz, err := loadLocation(tzid)
+		tz, err := zones.load(tzid)
 		if err != nil {
 			return time.Time{}, false, err
 		}
@@ -274,18 +276,6 @@ func instant(p *ical.Prop, value string, loc *time.Location) (time.Time, bool, e
 		return time.Time{}, false, fmt.Errorf("invalid date-time '%s': want YYYYMMDDTHHMMSS", value)
 	}
 	return t, false, nil
-}
-
-func loadLocation(tzid string) (*time.Location, error) {
-	name := strings.Trim(tzid, "/") // some producers write TZID=/Europe/Berlin
-	if name == "" || name == "Local" {
-		return nil, fmt.Errorf("unknown time zone '%s': use an IANA name such as Europe/Berlin", tzid)
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, fmt.Errorf("unknown time zone '%s': use an IANA name such as Europe/Berlin", tzid)
-	}
-	return loc, nil
 }
 
 // daysBetween counts the calendar days from a to b, both local midnights.
