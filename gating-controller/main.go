@@ -87,9 +87,12 @@ func main() {
 	bootstrap.Exit(err, "creating event recorder")
 
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder())
-	gateReconciler := &controller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}, Metrics: &readiness}
+	calendarArtifacts := controller.NewCalendarFetcher()
+	gateReconciler := &controller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}, Metrics: &readiness,
+		Artifacts: calendarArtifacts}
 	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")
-	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}}
+	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{},
+		Artifacts: calendarArtifacts}
 	bootstrap.Exit(keeperReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GateKeeper controller")
 	allowedRanges, err := notify.ParseCIDRs(notificationAllowedCIDRs)
 	bootstrap.Exit(err, "parsing --"+notify.AllowedCIDRsFlag)

@@ -85,10 +85,25 @@ type GateKeeperSpec struct {
 	Runway *metav1.Duration `json:"runway,omitempty"`
 }
 
-// Calendar is an iCalendar document and the state its events keep the gate in.
+// Calendar is an iCalendar document and the state its events keep the gate in. The document is
+// read from a ConfigMap or from a file of a source's artifact.
+// +kubebuilder:validation:XValidation:rule="has(self.configMapRef) != has(self.sourceRef)",message="spec.calendar must set exactly one of configMapRef and sourceRef"
+// +kubebuilder:validation:XValidation:rule="has(self.sourceRef) == has(self.path)",message="spec.calendar.path is required with sourceRef, and only with it"
 type Calendar struct {
 	// ConfigMapRef is the key of a ConfigMap, in the keeper's namespace, holding the document.
-	ConfigMapRef ConfigMapKeyRef `json:"configMapRef"`
+	// +optional
+	ConfigMapRef *ConfigMapKeyRef `json:"configMapRef,omitempty"`
+	// SourceRef is a source (source.toolkit.fluxcd.io), in the keeper's namespace, whose
+	// artifact holds the document at Path.
+	// +optional
+	SourceRef *CalendarSourceReference `json:"sourceRef,omitempty"`
+	// Path of the document in the source's artifact, relative to its root
+	// (freeze/calendar.ics).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.matches('(^|/)[.][.](/|$)')",message="spec.calendar.path must be relative to the root of the artifact, without .. elements"
+	// +optional
+	Path string `json:"path,omitempty"`
 	// State the gate is kept in during the calendar's events (default closed).
 	// +kubebuilder:default=closed
 	// +optional
@@ -105,6 +120,32 @@ type ConfigMapKeyRef struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Key string `json:"key"`
+}
+
+// Kinds of the sources a calendar is read from (source.toolkit.fluxcd.io).
+const (
+	GitRepositoryKind    = "GitRepository"
+	OCIRepositoryKind    = "OCIRepository"
+	BucketKind           = "Bucket"
+	ExternalArtifactKind = "ExternalArtifact"
+)
+
+// CalendarSourceReference names a source in the keeper's namespace.
+type CalendarSourceReference struct {
+	// APIVersion of the source, of the group source.toolkit.fluxcd.io (default: the version
+	// the controller reads, v1).
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('source.toolkit.fluxcd.io/')",message="spec.calendar.sourceRef.apiVersion must be of the group source.toolkit.fluxcd.io"
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Kind of the source.
+	// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket;ExternalArtifact
+	// +required
+	Kind string `json:"kind"`
+	// Name of the source.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
 }
 
 // Period keeps the gate in a state from Start until End.

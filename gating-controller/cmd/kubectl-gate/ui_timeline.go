@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -37,10 +38,20 @@ type uiTransition struct {
 // calendarReader reads the calendar of a keeper with spec.calendar.
 type calendarReader func(gk *gatingv1alpha1.GateKeeper) (*calendar.Calendar, error)
 
+// errCalendarInArtifact: the keeper's calendar is a file of a source's artifact, which only the
+// gating-controller downloads (the artifact server serves the controllers' namespace, not users).
+var errCalendarInArtifact = errors.New("the calendar is in a source's artifact, which kubectl gate does not download")
+
 // readCalendar reads a keeper's calendar from its ConfigMap, with the user's rights.
 func readCalendar(ctx context.Context, c client.Reader) calendarReader {
 	return func(gk *gatingv1alpha1.GateKeeper) (*calendar.Calendar, error) {
+		if src := gk.Spec.Calendar.SourceRef; src != nil {
+			return nil, fmt.Errorf("spec.calendar.sourceRef: %s '%s': %w", src.Kind, src.Name, errCalendarInArtifact)
+		}
 		ref := gk.Spec.Calendar.ConfigMapRef
+		if ref == nil {
+			return nil, errors.New("spec.calendar: one of configMapRef and sourceRef is required")
+		}
 		// Unstructured, so the plugin's scheme needs no core types.
 		cm := &unstructured.Unstructured{}
 		cm.SetAPIVersion("v1")
@@ -85,14 +96,19 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 	in := schedule.NewGateInputs(gate, nil)
 	parsed := map[string]*schedule.Keeper{}
 	shown := []uiKeeper{}
-	var broken []string
+	var broken, unread []string
 	for _, gk := range keepers {
 		k := uiKeeper{Name: gk.Name, TimeZone: orDefault(gk.Spec.TimeZone, "UTC")}
 		s, err := compileKeeper(&gk, cals, now)
-		if err != nil {
+		switch {
+		case errors.Is(err, errCalendarInArtifact):
+			// Not broken: what it does now is in its status, not on this timeline.
+			k.Error = collapse(err.Error())
+			unread = append(unread, fmt.Sprintf("'%s'", gk.Name))
+		case err != nil:
 			k.Error = collapse(err.Error())
 			broken = append(broken, fmt.Sprintf("'%s'", gk.Name))
-		} else {
+		default:
 			in.Keepers = append(in.Keepers, schedule.NamedHolder{Name: gk.Name, Holder: schedule.KeeperHolder(s)})
 			parsed[gk.Name] = s
 		}
@@ -101,6 +117,10 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 	if len(broken) > 0 {
 		return shown, []uiTransition{}, fmt.Sprintf("GateKeeper %s cannot be evaluated: no timeline until it is fixed",
 			strings.Join(broken, ", "))
+	}
+	if len(unread) > 0 {
+		return shown, []uiTransition{}, fmt.Sprintf("GateKeeper %s reads its calendar from a source's artifact, which kubectl gate does not download: "+
+			"no timeline (the GateKeeper's status says what it does now)", strings.Join(unread, ", "))
 	}
 
 	// The instants at which the state may change, with the zone to show each in.

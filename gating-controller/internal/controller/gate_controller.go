@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/status"
 
@@ -52,8 +53,11 @@ type GateReconciler struct {
 	// Metrics records the gotk_reconcile_condition gauges (Ready, Reconciling, Stalled) Flux's
 	// dashboards read; nil records none.
 	Metrics *runtimectrl.Metrics
-	// apiReader reads the keepers' calendar ConfigMaps (SetupWithManager sets it).
+	// apiReader reads the keepers' calendar ConfigMaps and sources (SetupWithManager sets it).
 	apiReader client.Reader
+	// Artifacts downloads the artifacts of calendars read from sources (NewCalendarFetcher);
+	// nil uses one of its own.
+	Artifacts *artifact.Fetcher
 	// Notifier takes the gate's events for the GateNotifications; nil sends none.
 	Notifier Notifier
 }
@@ -100,6 +104,12 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	r.markReady(gate, in, decision)
 
 	requeue := jitter.JitteredIntervalDuration(gateInterval(gate))
+	for _, k := range keepers {
+		// A calendar whose source no watch may report on (a failed download).
+		if k.retry > 0 && k.retry < requeue {
+			requeue = k.retry
+		}
+	}
 	if decision.next != nil {
 		// Wake up right at the transition, a little after so the new state is in force.
 		if d := decision.next.Sub(now) + 100*time.Millisecond; d < requeue {
@@ -125,12 +135,20 @@ func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]
 	}
 	keepers := make([]keeper, 0, len(list.Items))
 	now := r.Clock.Now()
+	rd := calendarReader{client: readerOr(r.apiReader, r.Client), fetcher: r.Artifacts}
 	for _, gk := range list.Items {
-		s, err := compileKeeper(ctx, readerOr(r.apiReader, r.Client), &gk, now)
+		s, stale, err := compileKeeper(ctx, rd, &gk, now)
 		if err != nil && isTransient(err) {
 			return nil, err
 		}
-		keepers = append(keepers, keeper{name: gk.Name, schedule: s, err: err, failsClosed: err != nil && failsClosed(gk.Spec)})
+		k := keeper{name: gk.Name, schedule: s, err: err, failsClosed: err != nil && failsClosed(gk.Spec)}
+		switch {
+		case stale != nil:
+			k.retry = calendarDownloadRetry
+		case isCalendarError(err):
+			k.retry = keeperCalendarRetry(err)
+		}
+		keepers = append(keepers, k)
 	}
 	sort.Slice(keepers, func(i, j int) bool { return keepers[i].name < keepers[j].name })
 	return keepers, nil

@@ -20,7 +20,8 @@ import (
 const gateKeeperGateIndex = "spec.gate"
 
 // SetupWithManager registers the GateKeeper index and the Gate controller: a Gate is reconciled
-// when its spec or annotations (requests) change, and when one of its GateKeepers changes.
+// when its spec or annotations (requests) change, when one of its GateKeepers changes, and when
+// the ConfigMap or source of a keeper's calendar changes.
 func (r *GateReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &gatingv1.GateKeeper{}, gateKeeperGateIndex,
 		func(o client.Object) []string { return []string{o.(*gatingv1.GateKeeper).Spec.Gate} }); err != nil {
@@ -31,7 +32,7 @@ func (r *GateReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager,
 		return err
 	}
 	r.apiReader = mgr.GetAPIReader()
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gatingv1.Gate{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},
 			predicate.AnnotationChangedPredicate{},
@@ -40,7 +41,9 @@ func (r *GateReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager,
 		Watches(&gatingv1.GateKeeper{}, handler.EnqueueRequestsFromMapFunc(keptGate),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(configMapMetadata(), handler.EnqueueRequestsFromMapFunc(r.gatesOfCalendar)).
-		Watches(&gatingv1.GateApproval{}, handler.EnqueueRequestsFromMapFunc(approvedGate)).
+		Watches(&gatingv1.GateApproval{}, handler.EnqueueRequestsFromMapFunc(approvedGate))
+	// The GateKeeper controller logs the source kinds it does not watch.
+	return watchCalendarSources(b, mgr, false, keptGates).
 		WithOptions(opts).
 		Complete(r)
 }

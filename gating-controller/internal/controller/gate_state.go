@@ -22,6 +22,9 @@ type keeper struct {
 	err error
 	// failsClosed: the keeper is broken and could close its gate (see failsClosed).
 	failsClosed bool
+	// retry: how soon the gate looks again at the keeper's calendar, which no watch may report
+	// on; zero when one does.
+	retry time.Duration
 }
 
 // Holds is the state the keeper holds its gate in at t. A broken keeper that could close its

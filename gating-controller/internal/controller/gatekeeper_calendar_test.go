@@ -99,7 +99,7 @@ func TestCalendarFreeze(t *testing.T) {
 	createGate(t, ns, "production", gatingv1.GateSpec{Default: gatingv1.GateOpened})
 	createKeeper(t, ns, "freeze", gatingv1.GateKeeperSpec{
 		Gate: "production", TimeZone: "Europe/Berlin", Runway: duration("1h"),
-		Calendar: &gatingv1.Calendar{ConfigMapRef: gatingv1.ConfigMapKeyRef{Name: "holidays", Key: "freeze.ics"}},
+		Calendar: &gatingv1.Calendar{ConfigMapRef: &gatingv1.ConfigMapKeyRef{Name: "holidays", Key: "freeze.ics"}},
 	})
 
 	// The weekend starts at 18:00 CEST (16:00Z); the runway closes the gate at 15:00Z.
@@ -163,7 +163,7 @@ func TestCalendarFailsSafe(t *testing.T) {
 	createGate(t, ns, "production", gatingv1.GateSpec{Default: gatingv1.GateOpened})
 	createKeeper(t, ns, "freeze", gatingv1.GateKeeperSpec{
 		Gate: "production", TimeZone: "Europe/Berlin",
-		Calendar: &gatingv1.Calendar{ConfigMapRef: gatingv1.ConfigMapKeyRef{Name: "holidays", Key: "freeze.ics"}},
+		Calendar: &gatingv1.Calendar{ConfigMapRef: &gatingv1.ConfigMapKeyRef{Name: "holidays", Key: "freeze.ics"}},
 	})
 
 	g.Eventually(keeperReady(ns, "freeze"), timeout).Should(Equal("False|CalendarFailed|" +

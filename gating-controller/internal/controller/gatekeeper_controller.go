@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
@@ -34,7 +35,10 @@ type GateKeeperReconciler struct {
 	client.Client
 	EventRecorder kuberecorder.EventRecorder
 	Clock         clock.PassiveClock
-	// apiReader reads the calendar ConfigMaps (SetupWithManager sets it).
+	// Artifacts downloads the artifacts of calendars read from sources (NewCalendarFetcher);
+	// nil uses one of its own.
+	Artifacts *artifact.Fetcher
+	// apiReader reads the calendar ConfigMaps and sources (SetupWithManager sets it).
 	apiReader client.Reader
 }
 
@@ -53,10 +57,10 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 
 	now := r.Clock.Now()
-	keeper, err := compileKeeper(ctx, readerOr(r.apiReader, r.Client), gk, now)
+	keeper, stale, err := compileKeeper(ctx, calendarReader{client: readerOr(r.apiReader, r.Client), fetcher: r.Artifacts}, gk, now)
 	if err != nil && isCalendarError(err) {
-		// Not stalled: the ConfigMap may appear or be fixed without a change of the keeper, and
-		// the watch on ConfigMaps brings the keeper back then.
+		// Not stalled: the ConfigMap or source may appear or be fixed without a change of the
+		// keeper, and the watch on them brings the keeper back then.
 		effect := "the gate is held closed until it is fixed"
 		if !failsClosed(gk.Spec) {
 			effect = "the gate is not affected by this GateKeeper"
@@ -65,7 +69,7 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		conditions.MarkFalse(gk, meta.ReadyCondition, CalendarFailedReason, "%s", msg)
 		gk.Status.Active, gk.Status.NextTransitionAt = "", nil
 		r.EventRecorder.Event(gk, corev1.EventTypeWarning, CalendarFailedReason, msg)
-		return ctrl.Result{RequeueAfter: calendarRetry}, nil
+		return ctrl.Result{RequeueAfter: calendarRetryOf(err)}, nil
 	}
 	if err != nil && isTransient(err) {
 		return ctrl.Result{}, err
@@ -96,6 +100,15 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// A calendar is known over the horizon from now only: look again now and then.
 		result.RequeueAfter = calendarRefresh
 	}
+	var staleNote string
+	if stale != nil {
+		// The calendar of an earlier artifact decides until the current one downloads.
+		staleNote = "; " + stale.note
+		r.EventRecorder.Event(gk, corev1.EventTypeWarning, CalendarStaleReason, stale.note)
+		if result.RequeueAfter == 0 || result.RequeueAfter > calendarDownloadRetry {
+			result.RequeueAfter = calendarDownloadRetry
+		}
+	}
 
 	gate := &gatingv1.Gate{}
 	key := types.NamespacedName{Namespace: gk.Namespace, Name: gk.Spec.Gate}
@@ -108,7 +121,7 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			"gate '%s' not found in namespace '%s'; the schedule applies once it exists", gk.Spec.Gate, gk.Namespace)
 		return result, nil
 	}
-	msg := keeperMessage(gk)
+	msg := keeperMessage(gk, keeper.Event(now))
 	if o := requestOverriding(gate, gk.Status.Active, now); o != nil {
 		// The keeper's schedule is not what decides the gate now: say so rather than claim a
 		// state the gate is not in, and look again when the request ends.
@@ -117,15 +130,20 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			result.RequeueAfter = o.end.Sub(now) + 100*time.Millisecond
 		}
 	}
-	conditions.MarkTrue(gk, meta.ReadyCondition, meta.SucceededReason, "%s", msg)
+	conditions.MarkTrue(gk, meta.ReadyCondition, meta.SucceededReason, "%s", msg+staleNote)
 	return result, nil
 }
 
-func keeperMessage(gk *gatingv1.GateKeeper) string {
+// keeperMessage says what the keeper does to its gate now, and for which calendar event or
+// period (event; empty when none names it).
+func keeperMessage(gk *gatingv1.GateKeeper, event string) string {
 	var msg string
 	switch gk.Status.Active {
 	case gatingv1.ActiveClosed, gatingv1.ActiveOpened:
 		msg = fmt.Sprintf("Gate '%s' is kept %s", gk.Spec.Gate, gk.Status.Active)
+		if event != "" {
+			msg += fmt.Sprintf(" for '%s'", event)
+		}
 	default:
 		msg = fmt.Sprintf("No schedule of gate '%s' is active", gk.Spec.Gate)
 	}

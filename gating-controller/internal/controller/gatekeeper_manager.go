@@ -19,23 +19,28 @@ import (
 
 // SetupWithManager registers the GateKeeper controller; it needs the index the Gate controller
 // registers, so it is set up after it. Gates appearing or going away, or getting a new request,
-// re-evaluate their keepers, and so do changes of the ConfigMaps of their calendars (watched
-// by their metadata only). It registers the index of keepers by calendar ConfigMap.
+// re-evaluate their keepers, and so do changes of the ConfigMaps and sources of their calendars
+// (watched by their metadata only; a source kind when its CRD is installed). It registers the
+// indexes of keepers by calendar ConfigMap and by calendar source.
 func (r *GateKeeperReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
-	// Keepers by the ConfigMap of their calendar: a change of it re-evaluates them, and their
-	// gates (the Gate controller's watch uses the same index).
+	// Keepers by the ConfigMap or source of their calendar: a change of it re-evaluates them,
+	// and their gates (the Gate controller's watches use the same indexes).
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &gatingv1.GateKeeper{}, gateKeeperConfigMapIndex, calendarConfigMap); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &gatingv1.GateKeeper{}, gateKeeperSourceIndex, calendarSource); err != nil {
+		return err
+	}
 	r.apiReader = mgr.GetAPIReader()
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gatingv1.GateKeeper{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},
 			predicates.ReconcileRequestedPredicate{},
 		))).
 		Watches(&gatingv1.Gate{}, handler.EnqueueRequestsFromMapFunc(r.keepersOfGate),
 			builder.WithPredicates(gateCreatedDeletedOrRequested())).
-		WatchesMetadata(configMapMetadata(), handler.EnqueueRequestsFromMapFunc(r.keepersOfCalendar)).
+		WatchesMetadata(configMapMetadata(), handler.EnqueueRequestsFromMapFunc(r.keepersOfCalendar))
+	return watchCalendarSources(b, mgr, true, keeperRequests).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -46,11 +51,7 @@ func (r *GateKeeperReconciler) keepersOfGate(ctx context.Context, o client.Objec
 		client.MatchingFields{gateKeeperGateIndex: o.GetName()}); err != nil {
 		return nil
 	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, gk := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&gk)})
-	}
-	return reqs
+	return keeperRequests(list.Items)
 }
 
 // gateCreatedDeletedOrRequested passes Gates that appear or go away, and those whose request in

@@ -68,11 +68,12 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 		return err
 	}
 	opts := controller.Options{MaxConcurrentReconciles: 2}
-	gateReconciler = &GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk}
+	artifacts := NewCalendarFetcher()
+	gateReconciler = &GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk, Artifacts: artifacts}
 	if err := gateReconciler.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
-	keeper := &GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk}
+	keeper := &GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk, Artifacts: artifacts}
 	if err := keeper.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func TestCalendarKeeper(t *testing.T) {
 	g := NewWithT(t)
 	now := ts("2026-12-01T00:00:00Z")
 	spec := v1alpha1.GateKeeperSpec{Gate: "g", TimeZone: "Europe/Berlin",
-		Calendar: &v1alpha1.Calendar{ConfigMapRef: v1alpha1.ConfigMapKeyRef{Name: "c", Key: "k"}}}
+		Calendar: &v1alpha1.Calendar{ConfigMapRef: &v1alpha1.ConfigMapKeyRef{Name: "c", Key: "k"}}}
 	k := compileCal(t, spec, xmas, now)
 	g.Expect(k.Holds(now)).To(Equal(ss.Opened))
 	next, ok := k.NextTransition(now)

@@ -51,10 +51,11 @@ func (c cronMember) next(t, limit time.Time) (bool, time.Time, bool) {
 	return in, at, true
 }
 
-// span is [start, end) with a label.
+// span is [start, end) with a label, and the state it holds (for a labelled span).
 type span struct {
 	start, end time.Time
 	label      string
+	state      State
 }
 
 // spans is a sorted list of disjoint spans that neither overlap nor touch.
@@ -287,6 +288,24 @@ func (k *Keeper) Transitions(from, until time.Time, limit int) (ts []Transition,
 func (k *Keeper) Label(t time.Time) string {
 	for _, s := range k.labels {
 		if !t.Before(s.start.Add(-k.runway)) && t.Before(s.end) {
+			return s.label
+		}
+	}
+	return ""
+}
+
+// Event is the name of the calendar event or period that holds the gate in the state the keeper
+// holds it in at t (Holds), a closed one from Runway before its start; empty when none does (a
+// cron expression or window does, or an event without a SUMMARY, or nothing between the events).
+// Unlike Label, it never names an event whose state is not the keeper's at t.
+func (k *Keeper) Event(t time.Time) string {
+	holds := k.Holds(t)
+	for _, s := range k.labels {
+		start := s.start
+		if s.state == schedule.Closed {
+			start = start.Add(-k.runway)
+		}
+		if s.state == holds && !t.Before(start) && t.Before(s.end) {
 			return s.label
 		}
 	}

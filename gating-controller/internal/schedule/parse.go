@@ -99,8 +99,10 @@ func Compile(spec v1alpha1.GateKeeperSpec, cal *calendar.Calendar, now time.Time
 			sp := span{start: start, end: end, label: p.Name}
 			switch p.State {
 			case "", v1alpha1.GateClosed:
+				sp.state = schedule.Closed
 				closed, hasClosed = append(closed, sp), true
 			case v1alpha1.GateOpened:
+				sp.state = schedule.Opened
 				opened, hasOpened = append(opened, sp), true
 			default:
 				fail("%s.state: must be opened or closed, got '%s'", field, p.State)
@@ -114,11 +116,12 @@ func Compile(spec v1alpha1.GateKeeperSpec, cal *calendar.Calendar, now time.Time
 	var known time.Time
 	if c := spec.Calendar; c != nil {
 		var into *[]span
+		var state State
 		switch c.State {
 		case "", v1alpha1.GateClosed:
-			into, hasClosed = &closed, true
+			into, state, hasClosed = &closed, schedule.Closed, true
 		case v1alpha1.GateOpened:
-			into, hasOpened = &opened, true
+			into, state, hasOpened = &opened, schedule.Opened, true
 		default:
 			fail("spec.calendar.state: must be opened or closed, got '%s'", c.State)
 		}
@@ -133,7 +136,7 @@ func Compile(spec v1alpha1.GateKeeperSpec, cal *calendar.Calendar, now time.Time
 				break
 			}
 			for _, p := range periods {
-				sp := span{start: p.Start, end: p.End, label: p.Summary}
+				sp := span{start: p.Start, end: p.End, label: p.Summary, state: state}
 				*into = append(*into, sp)
 				if p.Summary != "" {
 					labels = append(labels, sp)
