@@ -115,8 +115,9 @@ func main() {
 		// Requests are written in the controller's own name, the one the admission policy expects.
 		by, err := receiver.WhoAmI(context.Background(), mgr.GetConfig())
 		bootstrap.Exit(err, "setting up the webhook receiver")
+		// APIServer: approvals are made with the caller's own token, on the controller's host and CA only.
 		srv := &receiver.Server{Addr: receiverAddr, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: by,
-			Limits: receiver.Limits{MaxDuration: receiverMaxDuration}}
+			APIServer: mgr.GetConfig(), Limits: receiver.Limits{MaxDuration: receiverMaxDuration}}
 		bootstrap.Exit(mgr.Add(srv), "setting up the webhook receiver")
 	}
 

@@ -20,7 +20,7 @@ import (
 // Secret is missing: a caller cannot tell them apart, so gate names do not leak.
 const notFound = "no webhook receiver for this gate"
 
-// handler serves POST /gates/<namespace>/<name>/open|close.
+// handler serves POST /gates/<namespace>/<name>/open|close, and approve|reject (respond.go).
 type handler struct {
 	s        *Server
 	limits   Limits
@@ -28,6 +28,10 @@ type handler struct {
 	limiters *webhook.Limiters
 	failures *webhook.SourceFailures
 	tokens   *webhook.KnownTokens
+	// responses are the gates' budgets of approvals and rejections, apart from the requests', so
+	// that the holders of a gate's token and its approvers cannot keep each other out.
+	responses *webhook.Limiters
+	callers   *knownCallers
 }
 
 func newHandler(s *Server) http.Handler {
@@ -39,9 +43,14 @@ func newHandler(s *Server) http.Handler {
 		limiters: webhook.NewLimiters(limits.RateInterval, limits.Burst),
 		failures: webhook.NewSourceFailures(limits.FailureInterval, limits.FailureBurst, limits.MaxSources),
 		tokens:   webhook.NewKnownTokens(),
+
+		responses: webhook.NewLimiters(limits.RateInterval, limits.Burst),
+		callers:   newKnownCallers(limits.MaxRemembered),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(requestPattern, h.serveRequest)
+	mux.HandleFunc(approvePattern, h.respondWith(gatingv1.DecisionApprove))
+	mux.HandleFunc(rejectPattern, h.respondWith(gatingv1.DecisionReject))
 	return mux
 }
 

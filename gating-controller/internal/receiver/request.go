@@ -38,20 +38,12 @@ type body struct {
 // longest `for` accepted.
 func parseBody(raw []byte, maxFor time.Duration) (body, error) {
 	var b body
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		return b, fmt.Errorf("the body must be a JSON object with reason, for and timestamp: %w", err)
+	if err := decodeObject(raw, &b, "reason, for and timestamp"); err != nil {
+		return b, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return b, fmt.Errorf("the body must be one JSON object with reason, for and timestamp, and nothing after it")
-	}
-	b.Reason = strings.TrimSpace(b.Reason)
-	if len(b.Reason) > maxReasonLength {
-		return b, fmt.Errorf("reason is longer than %d bytes", maxReasonLength)
-	}
-	if strings.ContainsFunc(b.Reason, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
-		return b, fmt.Errorf("reason must not contain control characters (other than newlines and tabs)")
+	var err error
+	if b.Reason, err = checkReason(b.Reason); err != nil {
+		return b, err
 	}
 	if b.For != "" {
 		d, err := time.ParseDuration(b.For)
@@ -63,9 +55,38 @@ func parseBody(raw []byte, maxFor time.Duration) (body, error) {
 		}
 	}
 	if b.Timestamp == "" {
-		return b, fmt.Errorf("timestamp is required: the time of the request, RFC 3339 such as 2026-11-22T10:00:00Z")
+		return b, errNoTimestamp
 	}
 	return b, nil
+}
+
+var errNoTimestamp = errors.New("timestamp is required: the time of the request, RFC 3339 such as 2026-11-22T10:00:00Z")
+
+// decodeObject decodes raw into v, a struct of the known fields (named in the errors): one JSON
+// object, nothing after it, no unknown field.
+func decodeObject(raw []byte, v any, fields string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("the body must be a JSON object with %s: %w", fields, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("the body must be one JSON object with %s, and nothing after it", fields)
+	}
+	return nil
+}
+
+// checkReason trims a reason and refuses one too long for the annotations, events and history,
+// or with control characters that would garble a terminal showing it.
+func checkReason(reason string) (string, error) {
+	reason = strings.TrimSpace(reason)
+	if len(reason) > maxReasonLength {
+		return reason, fmt.Errorf("reason is longer than %d bytes", maxReasonLength)
+	}
+	if strings.ContainsFunc(reason, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
+		return reason, fmt.Errorf("reason must not contain control characters (other than newlines and tabs)")
+	}
+	return reason, nil
 }
 
 // checkTimestamp refuses a request made longer ago, or further ahead, than the window: a
@@ -102,7 +123,7 @@ var errNoReceiver = errors.New(notFound)
 func parseRequestPath(r *http.Request) (types.NamespacedName, action, error) {
 	act, ok := actions[r.PathValue("action")]
 	if !ok {
-		return types.NamespacedName{}, action{}, errors.New("the action must be open or close")
+		return types.NamespacedName{}, action{}, errors.New("the action must be open, close, approve or reject")
 	}
 	key := types.NamespacedName{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}
 	if len(validation.IsDNS1123Label(key.Namespace)) > 0 || len(validation.IsDNS1123Subdomain(key.Name)) > 0 {

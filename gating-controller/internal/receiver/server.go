@@ -1,6 +1,8 @@
 // Package receiver is the gating-controller's webhook receiver: an HTTP endpoint that opens or
 // closes a gate for a client holding the token of the gate's spec.receiver.secretRef, by writing
-// the same request annotations as `kubectl gate open|close` (docs/receiver.md).
+// the same request annotations as `kubectl gate open|close`, and that approves or rejects a
+// gate's open request for a client holding a Kubernetes token, by creating a GateApproval with
+// that token as `kubectl gate approve|reject` does (docs/receiver.md).
 package receiver
 
 import (
@@ -8,6 +10,7 @@ import (
 	"net"
 	"net/http"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +33,10 @@ type Server struct {
 	Client client.Client
 	// EventRecorder records the requests accepted on the gate.
 	EventRecorder record.EventRecorder
+	// APIServer is where approvals and rejections are made with the caller's own token: only its
+	// host and CA are used (rest.AnonymousClientConfig), never its credentials. Nil, the
+	// receiver answers /approve and /reject with 501.
+	APIServer *rest.Config
 	// RequestedBy is the username the API server knows the controller by: the policy
 	// gate-requested-by accepts a request only in the name of the user who writes it.
 	RequestedBy string

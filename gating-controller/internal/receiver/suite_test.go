@@ -117,9 +117,11 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 		return err
 	}
 	receiverURL = "http://" + ln.Addr().String()
-	srv := &Server{Listener: ln, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: controllerUser}
+	// APIServer is the control plane's admin config, as main.go passes the controller's: the
+	// receiver must take only its host and CA.
+	srv := &Server{Listener: ln, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: controllerUser, APIServer: env.Config}
 	newServer = func(l Limits) *Server {
-		return &Server{Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: controllerUser, Limits: l}
+		return &Server{Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: controllerUser, APIServer: env.Config, Limits: l}
 	}
 	if err := mgr.Add(srv); err != nil {
 		return err
