@@ -70,3 +70,28 @@ spec:
 	g.Expect(st.Gates[0].TimelineNote).To(Equal("GateKeeper 'missing' cannot be evaluated: no timeline until it is fixed"))
 	g.Expect(st.Gates[0].Keepers[1].Error).To(HavePrefix("spec.calendar.configMapRef: ConfigMap 'nowhere': "))
 }
+
+// A calendar in a source's artifact is not downloaded by the plugin (the artifact server serves
+// the controllers, not users): the keeper is listed without a timeline, and not as broken.
+func TestUITimelineOfASourceCalendar(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	createGate(t, ns, "prod", gatingv1alpha1.GateSpec{})
+	createYAML(t, ns, `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
+kind: GateKeeper
+metadata:
+  name: holidays
+spec:
+  gate: prod
+  calendar:
+    sourceRef: {kind: GitRepository, name: calendars}
+    path: freeze/calendar.ics
+`)
+	st, err := newDashboard(t, env.Config, ns, "2026-12-20T00:30:00Z").state(context.Background())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.Gates[0].Timeline).To(BeEmpty())
+	g.Expect(st.Gates[0].TimelineNote).To(Equal("GateKeeper 'holidays' reads its calendar from a source's artifact, " +
+		"which kubectl gate does not download: no timeline (the GateKeeper's status says what it does now)"))
+	g.Expect(st.Gates[0].Keepers[0].Error).To(Equal("spec.calendar.sourceRef: GitRepository 'calendars': " +
+		"the calendar is in a source's artifact, which kubectl gate does not download"))
+}
