@@ -3,6 +3,7 @@ package receiver
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -25,16 +26,38 @@ func bearerToken(r *http.Request) string {
 	return strings.TrimSpace(token)
 }
 
-// callerConfig is a connection to the controller's API server that carries the caller's token
-// and nothing of the controller's: rest.AnonymousClientConfig keeps the host and the CA and drops
-// every credential (client certificate, token, token file, auth provider) and impersonation. The
-// controller's rate limiter is dropped as well, so that callers do not spend the controller's
-// budget.
-func callerConfig(base *rest.Config, token string) *rest.Config {
-	cfg := rest.AnonymousClientConfig(base)
-	cfg.BearerToken = token
-	cfg.RateLimiter = nil
-	cfg.Timeout = callerTimeout
-	cfg.UserAgent = callerUserAgent
-	return cfg
+// callerConn is the connection to the controller's API server that callers' requests share,
+// without any credential: rest.AnonymousClientConfig keeps the host, the CA and the dialer, and
+// drops the client certificate, the token, the token file, the auth provider and impersonation.
+// One transport for all callers keeps their TLS connections pooled, and no per-token state
+// behind.
+type callerConn struct {
+	base *rest.Config
+	once sync.Once
+	anon *rest.Config
+	rt   http.RoundTripper
+	err  error
+}
+
+// config is a config that carries the caller's token and nothing of the controller's. The
+// controller's rate limiter is not shared, so that callers do not spend the controller's budget.
+func (c *callerConn) config(token string) (*rest.Config, error) {
+	c.once.Do(func() {
+		c.anon = rest.AnonymousClientConfig(c.base)
+		c.rt, c.err = rest.TransportFor(c.anon)
+	})
+	if c.err != nil {
+		return nil, c.err
+	}
+	cfg := &rest.Config{
+		Host:          c.anon.Host,
+		APIPath:       c.anon.APIPath,
+		ContentConfig: c.anon.ContentConfig,
+		// The TLS settings are in the shared transport; client-go wraps it with the token.
+		Transport:   c.rt,
+		BearerToken: token,
+		Timeout:     callerTimeout,
+		UserAgent:   callerUserAgent,
+	}
+	return cfg, nil
 }

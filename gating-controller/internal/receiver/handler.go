@@ -32,6 +32,7 @@ type handler struct {
 	// that the holders of a gate's token and its approvers cannot keep each other out.
 	responses *webhook.Limiters
 	callers   *knownCallers
+	conn      *callerConn
 }
 
 func newHandler(s *Server) http.Handler {
@@ -46,6 +47,7 @@ func newHandler(s *Server) http.Handler {
 
 		responses: webhook.NewLimiters(limits.RateInterval, limits.Burst),
 		callers:   newKnownCallers(limits.MaxRemembered),
+		conn:      &callerConn{base: s.APIServer},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(requestPattern, h.serveRequest)

@@ -67,7 +67,12 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 		return
 	}
 
-	cfg := callerConfig(h.s.APIServer, token)
+	cfg, err := h.conn.config(token)
+	if err != nil {
+		log.Error(err, "connecting to the API server")
+		webhook.Reply(w, http.StatusInternalServerError, "could not connect to the API server")
+		return
+	}
 	who, err := response.UserInfo(ctx, cfg)
 	switch {
 	case err == nil && who.Username != "" && who.Username != "system:anonymous":
@@ -83,10 +88,12 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 	h.callers.Accepted(token, now)
 	log = log.WithValues("user", who.Username)
 
-	if allowed, why, err := mayRespond(ctx, cfg, key.Namespace); err != nil {
+	allowed, why, err := mayRespond(ctx, cfg, key.Namespace)
+	if err != nil {
 		replyAPIError(w, log, err, "ask the API server whether the caller may respond")
 		return
-	} else if !allowed {
+	}
+	if !allowed {
 		msg := fmt.Sprintf("User %q cannot create resource \"gateapprovals\" in API group %q in the namespace %q",
 			who.Username, gatingv1.GroupVersion.Group, key.Namespace)
 		if why != "" {
