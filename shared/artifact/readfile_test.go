@@ -64,7 +64,7 @@ func TestReadFile(t *testing.T) {
 		"a file over the limit": {
 			entries: []entry{file("cal.ics", "123456")},
 			name:    "cal.ics", maxSize: 5,
-			err:     ErrTooLarge, message: "'cal.ics' is 6 bytes, the limit is 5",
+			err: ErrTooLarge, message: "'cal.ics' is 6 bytes, the limit is 5",
 		},
 		"a name that climbs out": {
 			entries: []entry{file("cal.ics", "x")},
@@ -89,12 +89,12 @@ func TestReadFile(t *testing.T) {
 		"an archive over the content limit": {
 			entries: []entry{file("cal.ics", "x"), file("big", strings.Repeat("x", 100))},
 			name:    "cal.ics", limits: Limits{MaxSize: 50},
-			err:     ErrTooLarge, message: "exceeds 50 bytes at 'big'",
+			err: ErrTooLarge, message: "exceeds 50 bytes at 'big'",
 		},
 		"an archive with too many entries": {
 			entries: []entry{file("a", "a"), file("b", "b"), file("cal.ics", "x")},
 			name:    "cal.ics", limits: Limits{MaxFiles: 2},
-			err:     ErrTooManyFiles, message: "more than 2 entries",
+			err: ErrTooManyFiles, message: "more than 2 entries",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
