@@ -35,7 +35,7 @@ func TestScenarioApprovalOfARevision(t *testing.T) {
 			{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gateapprovals"}, Verbs: []string{"get", "list", "create"}},
 		}})).To(Succeed())
 	g.Expect(k8s().Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "release-managers"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "release-managers"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "release-managers"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "alice"}, {Kind: rbacv1.UserKind, Name: "ana"},
 			{Kind: rbacv1.UserKind, Name: "bo@example.com"}},
 	})).To(Succeed())
