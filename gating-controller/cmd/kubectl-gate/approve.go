@@ -118,6 +118,10 @@ func printApproval(out io.Writer, gate *gatingv1alpha1.Gate) error {
 	}
 	fmt.Fprintf(w, "Approval:\t%s\n", orDash(string(st.State)))
 	fmt.Fprintf(w, "Pending request:\t%s\n", req)
+	if len(p.Authors) > 0 {
+		// Whom preventSelfApproval refuses besides the requester.
+		fmt.Fprintf(w, "Revision authors:\t%s\n", oneLine(strings.Join(p.Authors, ", ")))
+	}
 	for _, c := range gate.Status.Conditions {
 		if c.Type == "Approved" {
 			fmt.Fprintf(w, "Approval message:\t%s\n", oneLine(c.Message))

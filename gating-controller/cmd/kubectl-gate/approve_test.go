@@ -83,7 +83,7 @@ func TestStatusShowsTheApproval(t *testing.T) {
 		Approval: &gatingv1alpha1.GateApprovalStatus{
 			State: gatingv1alpha1.ApprovalPending,
 			Pending: &gatingv1alpha1.GatePendingRequest{RequestedBy: "alice", RequestedAt: *at("2026-12-20T10:00:00Z"),
-				Reason: "Ship 1.2", Revision: "main@sha1:4f2c9e1"},
+				Reason: "Ship 1.2", Revision: "main@sha1:4f2c9e1", Authors: []string{"cy@example.com"}},
 			Rules: []gatingv1alpha1.GateRuleProgress{
 				{Name: "sre", Minimum: 1, ApprovedBy: []string{"bo"}},
 				{Name: "security", Minimum: 1},
@@ -100,6 +100,7 @@ func TestStatusShowsTheApproval(t *testing.T) {
 	g.Expect(res.exitCode).To(Equal(0))
 	g.Expect(res.stdout).To(ContainSubstring(`Approval:             Pending
 Pending request:      open requested at 2026-12-20T10:00:00Z by alice for revision main@sha1:4f2c9e1: "Ship 1.2"
+Revision authors:     cy@example.com
 Approval message:     waiting for 1 more approval from rule security (group security); 1 of 2 in all
 Approved by:          bo
 Rules:

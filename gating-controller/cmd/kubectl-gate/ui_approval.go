@@ -19,10 +19,12 @@ import (
 
 // uiApproval is the approval part of a gate with spec.approval, as the page shows it.
 type uiApproval struct {
-	State    string   `json:"state"`
-	Message  string   `json:"message"`
-	Request  string   `json:"request"`
-	Revision string   `json:"revision,omitempty"`
+	State    string `json:"state"`
+	Message  string `json:"message"`
+	Request  string `json:"request"`
+	Revision string `json:"revision,omitempty"`
+	// Authors of the revision, whom preventSelfApproval refuses (status.approval.pending.authors).
+	Authors  string   `json:"authors,omitempty"`
 	Required int      `json:"required"`
 	Rules    []uiRule `json:"rules"`
 	// Responses are the newest responses first: "time user decision counted reason".
@@ -77,6 +79,7 @@ func approvalOf(gate *gatingv1alpha1.Gate, canRespond func(namespace string) (bo
 		a.Request += fmt.Sprintf(": %q", reason)
 	}
 	a.Revision = p.Revision
+	a.Authors = strings.Join(p.Authors, ", ")
 	for _, c := range gate.Status.Conditions {
 		if c.Type == "Approved" {
 			a.Message = c.Message

@@ -28,7 +28,7 @@ func pendingApproval() gatingv1alpha1.GateStatus {
 		Approval: &gatingv1alpha1.GateApprovalStatus{
 			State: gatingv1alpha1.ApprovalPending,
 			Pending: &gatingv1alpha1.GatePendingRequest{RequestedBy: "alice", RequestedAt: *at("2026-12-20T10:00:00Z"),
-				Reason: "Ship 1.2", Revision: "main@sha1:4f2c9e1"},
+				Reason: "Ship 1.2", Revision: "main@sha1:4f2c9e1", Authors: []string{"cy@example.com"}},
 			Rules: []gatingv1alpha1.GateRuleProgress{{Name: "sre", Minimum: 1}, {Name: "security", Minimum: 1}},
 		},
 	}
@@ -49,7 +49,7 @@ func TestUIApprovesAsTheUserRunningIt(t *testing.T) {
 	url := startUI(t, "-n", ns, "--as", "ana", "--as-group", "system:masters")
 	g.Expect(chromedp.Do(ctx, chromedp.Navigate(url))).To(Succeed())
 	g.Eventually(card).WithTimeout(30 * time.Second).Should(And(
-		ContainSubstring("Approval\nState\nPending\nRequest\nopen requested at 2026-12-20T10:00:00Z by alice: \"Ship 1.2\"\nRevision\nmain@sha1:4f2c9e1"),
+		ContainSubstring("Approval\nState\nPending\nRequest\nopen requested at 2026-12-20T10:00:00Z by alice: \"Ship 1.2\"\nRevision\nmain@sha1:4f2c9e1\nAuthors of the revision\ncy@example.com"),
 		ContainSubstring("Progress\nwaiting for 1 more approval from rule sre (ana, bo) and 1 more approval from rule security (group security); 0 of 2 in all"),
 		ContainSubstring("Required\n2 in all"),
 		ContainSubstring("sre\tana, bo\t0/1\t-"),

@@ -132,6 +132,7 @@ function approval(gate, id) {
   add("State", a.state);
   add("Request", a.request);
   if (a.revision) add("Revision", a.revision);
+  if (a.authors) add("Authors of the revision", a.authors);
   add("Progress", a.message);
   add("Required", `${a.required} in all`);
   part.appendChild(dl);
