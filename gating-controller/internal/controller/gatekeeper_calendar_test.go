@@ -186,9 +186,9 @@ func TestCalendarFailsSafe(t *testing.T) {
 	g.Eventually(keeperReady(ns, "freeze"), timeout).Should(Equal("False|CalendarFailed|" +
 		"calendar cannot be read, the gate is held closed until it is fixed: " +
 		"spec.calendar.configMapRef: ConfigMap 'holidays' key 'freeze.ics': " +
-		"VEVENT 'Christmas': DTSTART: unknown time zone 'Europe/Berlinn': use an IANA name such as Europe/Berlin"))
+		"VEVENT 'Christmas': DTSTART: unknown time zone 'Europe/Berlinn': use an IANA name such as Europe/Berlin, or define it in a VTIMEZONE"))
 	g.Eventually(gateCondition(ns, "production", KeeperFailedCondition), timeout).Should(HaveSuffix(
-		"VEVENT 'Christmas': DTSTART: unknown time zone 'Europe/Berlinn': use an IANA name such as Europe/Berlin"))
+		"VEVENT 'Christmas': DTSTART: unknown time zone 'Europe/Berlinn': use an IANA name such as Europe/Berlin, or define it in a VTIMEZONE"))
 	g.Expect(openedCondition(ns, "production")(g)).
 		To(Equal("False|ReconciliationSucceeded|Gate closed as GateKeeper 'freeze' cannot be evaluated"))
 
