@@ -58,6 +58,8 @@ type GateReconciler struct {
 	// Artifacts downloads the artifacts of calendars read from sources (NewCalendarFetcher);
 	// nil uses one of its own.
 	Artifacts *artifact.Fetcher
+	// watched are the source kinds watched (SetupWithManager sets them).
+	watched watchedSources
 	// Notifier takes the gate's events for the GateNotifications; nil sends none.
 	Notifier Notifier
 }
@@ -141,12 +143,10 @@ func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]
 		if err != nil && isTransient(err) {
 			return nil, err
 		}
-		k := keeper{name: gk.Name, schedule: s, err: err, failsClosed: err != nil && failsClosed(gk.Spec)}
-		switch {
-		case stale != nil:
-			k.retry = calendarDownloadRetry
-		case isCalendarError(err):
-			k.retry = keeperCalendarRetry(err)
+		k := keeper{name: gk.Name, schedule: s, err: err, failsClosed: err != nil && failsClosed(gk.Spec),
+			retry: soonest(r.watched.retry(&gk), keeperCalendarRetry(err))}
+		if stale != nil {
+			k.retry = soonest(k.retry, calendarDownloadRetry)
 		}
 		keepers = append(keepers, k)
 	}

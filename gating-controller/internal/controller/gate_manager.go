@@ -43,9 +43,8 @@ func (r *GateReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager,
 		WatchesMetadata(configMapMetadata(), handler.EnqueueRequestsFromMapFunc(r.gatesOfCalendar)).
 		Watches(&gatingv1.GateApproval{}, handler.EnqueueRequestsFromMapFunc(approvedGate))
 	// The GateKeeper controller logs the source kinds it does not watch.
-	return watchCalendarSources(b, mgr, false, keptGates).
-		WithOptions(opts).
-		Complete(r)
+	b, r.watched = watchCalendarSources(b, mgr, false, keptGates)
+	return b.WithOptions(opts).Complete(r)
 }
 
 // approvedGate maps a GateApproval to the Gate it responds to.

@@ -62,6 +62,17 @@ func keeperCalendarRetry(err error) time.Duration {
 	return 0
 }
 
+// soonest is the shortest of the positive durations, zero when there is none.
+func soonest(ds ...time.Duration) time.Duration {
+	var out time.Duration
+	for _, d := range ds {
+		if d > 0 && (out == 0 || d < out) {
+			out = d
+		}
+	}
+	return out
+}
+
 // calendarRetryOf is how soon a keeper looks again at a calendar that failed with err.
 func calendarRetryOf(err error) time.Duration {
 	var ce *calendarError

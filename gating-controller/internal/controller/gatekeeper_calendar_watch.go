@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,13 +32,27 @@ func calendarSource(o client.Object) []string {
 	return []string{gk.Spec.Calendar.SourceRef.Kind + "/" + gk.Spec.Calendar.SourceRef.Name}
 }
 
+// watchedSources are the source kinds a controller watches.
+type watchedSources map[string]bool
+
+// retry is how soon a keeper's calendar is read again for want of a watch on its source: a kind
+// not watched is read every calendarRetry, so that a new artifact is not left for a day.
+func (w watchedSources) retry(gk *gatingv1.GateKeeper) time.Duration {
+	if c := gk.Spec.Calendar; c != nil && c.SourceRef != nil && !w[c.SourceRef.Kind] {
+		return calendarRetry
+	}
+	return 0
+}
+
 // watchCalendarSources makes b watch, by their metadata only, the source kinds whose CRD the API
 // server serves as the controller starts, mapping a change of one to what toRequests returns for
-// the keepers that read it. A kind installed later is not watched until a restart: its keepers
-// look again at their retry or refresh. logMissing logs the kinds left out (once per process).
+// the keepers that read it, and returns the kinds it watches. A kind installed later is not
+// watched until a restart: its keepers look again every calendarRetry (watchedSources.retry).
+// logMissing logs the kinds left out (once per process).
 func watchCalendarSources(b *builder.Builder, mgr ctrl.Manager, logMissing bool,
-	toRequests func(keepers []gatingv1.GateKeeper) []reconcile.Request) *builder.Builder {
+	toRequests func(keepers []gatingv1.GateKeeper) []reconcile.Request) (*builder.Builder, watchedSources) {
 	c := mgr.GetClient()
+	watched := watchedSources{}
 	for _, kind := range calendarSourceKinds {
 		gvk := schema.FromAPIVersionAndKind(sourceGroupVersion, kind)
 		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
@@ -51,8 +66,9 @@ func watchCalendarSources(b *builder.Builder, mgr ctrl.Manager, logMissing bool,
 		b = b.WatchesMetadata(m, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return toRequests(keepersOfSource(ctx, c, kind, o))
 		}))
+		watched[kind] = true
 	}
-	return b
+	return b, watched
 }
 
 // keepersOfSource lists the keepers whose calendar is in the source o of kind.

@@ -40,6 +40,8 @@ type GateKeeperReconciler struct {
 	Artifacts *artifact.Fetcher
 	// apiReader reads the calendar ConfigMaps and sources (SetupWithManager sets it).
 	apiReader client.Reader
+	// watched are the source kinds watched (SetupWithManager sets them).
+	watched watchedSources
 }
 
 func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
@@ -100,14 +102,13 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// A calendar is known over the horizon from now only: look again now and then.
 		result.RequeueAfter = calendarRefresh
 	}
+	result.RequeueAfter = soonest(result.RequeueAfter, r.watched.retry(gk))
 	var staleNote string
 	if stale != nil {
 		// The calendar of an earlier artifact decides until the current one downloads.
 		staleNote = "; " + stale.note
 		r.EventRecorder.Event(gk, corev1.EventTypeWarning, CalendarStaleReason, stale.note)
-		if result.RequeueAfter == 0 || result.RequeueAfter > calendarDownloadRetry {
-			result.RequeueAfter = calendarDownloadRetry
-		}
+		result.RequeueAfter = soonest(result.RequeueAfter, calendarDownloadRetry)
 	}
 
 	gate := &gatingv1.Gate{}

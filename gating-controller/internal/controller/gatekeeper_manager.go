@@ -40,9 +40,8 @@ func (r *GateKeeperReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		Watches(&gatingv1.Gate{}, handler.EnqueueRequestsFromMapFunc(r.keepersOfGate),
 			builder.WithPredicates(gateCreatedDeletedOrRequested())).
 		WatchesMetadata(configMapMetadata(), handler.EnqueueRequestsFromMapFunc(r.keepersOfCalendar))
-	return watchCalendarSources(b, mgr, true, keeperRequests).
-		WithOptions(opts).
-		Complete(r)
+	b, r.watched = watchCalendarSources(b, mgr, true, keeperRequests)
+	return b.WithOptions(opts).Complete(r)
 }
 
 func (r *GateKeeperReconciler) keepersOfGate(ctx context.Context, o client.Object) []reconcile.Request {
