@@ -96,7 +96,7 @@ func TestScenarioCalendarFromSource(t *testing.T) {
 	g.Eventually(conditionOf(gateGVK, s.ns, "production", "Opened"), 10*time.Second, 100*time.Millisecond).Should(Equal(
 		"True|ReconciliationSucceeded|Gate scheduled for closing at "+nextWeek.Format(time.RFC3339)),
 		"the gate opens on the source's event, not at the keeper's retry")
-	t.Logf("the gate opened %s after the new artifact", time.Since(stored).Round(10*time.Millisecond))
+	t.Logf("the gate was opened %s after the test saw the new artifact", time.Since(stored).Round(10*time.Millisecond))
 	g.Eventually(readyOf(gateKeeperGVK, s.ns, "freeze"), timeout).Should(Equal(
 		"True|Succeeded|Gate 'production' is kept opened until " + nextWeek.Format(time.RFC3339)))
 
