@@ -18,7 +18,8 @@ import (
 // source-controller fetches a GitRepository from a Git server of shared/testserver (on the
 // host's loopback, relayed on the pods' bridge address as the API server is), and the
 // manifest-generator's runner runs the repository's .flux.yaml (kustomize build) in a session of
-// its own and the manager applies the output.
+// its own and the manager applies the output. The gating-controller reads a freeze calendar
+// from the same artifact: the artifact server's NetworkPolicy lets it in.
 func deployedFromGit(ctx context.Context, t *testing.T, cluster *Cluster) {
 	srv := testserver.NewGitServer(t, testserver.Options{})
 	repo := srv.NewRepo(t, "app")
@@ -26,6 +27,8 @@ func deployedFromGit(ctx context.Context, t *testing.T, cluster *Cluster) {
 		".flux.yaml":             "version: 1\npatchUpdated:\n  generators:\n    - command: kustomize build .\n  patchFile: flux-patch.yaml\n",
 		"app/kustomization.yaml": "namespace: sluice-system\nresources: [configmap.yaml]\n",
 		"app/configmap.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-git\ndata:\n  greeting: hello\n",
+		"freeze/calendar.ics": "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Sluice//e2e//EN\r\nBEGIN:VEVENT\r\nUID:freeze\r\n" +
+			"SUMMARY:Deploy freeze\r\nDTSTART:20200101T000000Z\r\nDTEND:20990101T000000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
 	})
 	gitURL := relayGitServer(t, cluster, srv)
 	applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
@@ -43,9 +46,27 @@ spec:
   sourceRef: {kind: GitRepository, name: app}
   path: ./app
   interval: 1m
+---
+apiVersion: gating.toolkit.fluxcd.io/v1alpha1
+kind: Gate
+metadata: {name: frozen, namespace: sluice-system}
+spec: {default: opened}
+---
+apiVersion: gating.toolkit.fluxcd.io/v1alpha1
+kind: GateKeeper
+metadata: {name: frozen, namespace: sluice-system}
+spec:
+  gate: frozen
+  calendar:
+    sourceRef: {kind: GitRepository, name: app}
+    path: freeze/calendar.ics
 `, gitURL(repo), repo.CurrentBranch(t)))
-	for _, object := range []string{"gitrepository/app", "manifestgeneration/app"} {
+	for _, object := range []string{"gitrepository/app", "manifestgeneration/app", "gatekeeper/frozen"} {
 		waitReady(ctx, t, cluster, "sluice-system", object)
+	}
+	if out := kubectlMay(ctx, cluster, "-n", "sluice-system", "get", "gatekeeper/frozen", "-o",
+		`jsonpath={.status.conditions[?(@.type=="Ready")].message}`); !strings.Contains(out, "kept closed for 'Deploy freeze'") {
+		t.Errorf("the GateKeeper's calendar, from the GitRepository's artifact: %s", out)
 	}
 	cm, err := cluster.Node.Client.CoreV1().ConfigMaps("sluice-system").Get(ctx, "from-git", metav1.GetOptions{})
 	if err != nil {
