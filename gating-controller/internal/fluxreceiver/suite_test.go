@@ -53,6 +53,8 @@ var (
 	serverURL string
 	// newServer makes another receiver, with other limits, on the manager's client.
 	newServer func(Limits) *Server
+	// served is the receivers' view of the Receivers: the manager's cache.
+	served client.Reader
 	// logs holds what the receiver and the controller logged.
 	logs = &testenv.LogBuffer{}
 )
@@ -113,6 +115,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 		return err
 	}
 	serverURL = "http://" + ln.Addr().String()
+	served = mgr.GetClient()
 	if err := mgr.Add(&Server{Listener: ln, Client: mgr.GetClient(), EventRecorder: recorder}); err != nil {
 		return err
 	}
@@ -165,6 +168,12 @@ func newReceiver(t *testing.T, ns, name, typ, token string, resources []notifica
 		got := getReceiver(g, ns, name)
 		g.Expect(conditions.IsReady(got)).To(BeTrue(), "%v", got.Status.Conditions)
 		path = got.Status.WebhookPath
+	}, 10*time.Second).Should(Succeed())
+	// The receiver finds it in the manager's cache, which may see the Ready status a moment later.
+	g.Eventually(func(g Gomega) {
+		list := &notificationv1.ReceiverList{}
+		g.Expect(served.List(ctx, list, client.MatchingFields{WebhookPathIndex: path})).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(1))
 	}, 10*time.Second).Should(Succeed())
 	return path
 }
