@@ -155,14 +155,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	// The signature covers the body only, not the path: a request is known by its Secret and its
 	// body, so a captured body is refused on every path and gate of that Secret.
 	seenKey := sha256.Sum256([]byte(key.Namespace + "/" + secretName + "\n" + string(raw)))
-	replay, full := h.seen.Remember(seenKey, now)
-	switch {
-	case replay:
-		log.Info("request refused: replay")
-		webhook.Reply(w, http.StatusConflict, "this request was already received: send a new timestamp")
-		return
-	case full:
-		webhook.Reply(w, http.StatusTooManyRequests, "too many requests in the replay window")
+	if h.refusedReplay(w, log, seenKey, now) {
 		return
 	}
 

@@ -135,14 +135,7 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 	}
 	// The same body from another approver, or to the other route, is another response.
 	seenKey := sha256.Sum256([]byte(string(decision) + "\n" + key.String() + "\n" + who.Username + "\n" + string(raw)))
-	replay, full := h.seen.Remember(seenKey, now)
-	switch {
-	case replay:
-		log.Info("response refused: replay")
-		webhook.Reply(w, http.StatusConflict, "this request was already received: send a new timestamp")
-		return
-	case full:
-		webhook.Reply(w, http.StatusTooManyRequests, "too many requests in the replay window")
+	if h.refusedReplay(w, log, seenKey, now) {
 		return
 	}
 
