@@ -29,9 +29,12 @@ func TestOpenAndApproveARevision(t *testing.T) {
 	g.Expect(res.exitCode).To(Equal(0))
 	g.Expect(getGate(t, ns, "release").Annotations).NotTo(HaveKey("open.gate.fluxcd.io/revision"))
 
+	// The controller made an open request for the revision pending, as of the last request
+	// written (a response answers a newer request the controller has not seen yet).
+	requested := getGate(t, ns, "release").Annotations["open.gate.fluxcd.io/requestedAt"]
 	setStatus(t, gate, gatingv1alpha1.GateStatus{Approval: &gatingv1alpha1.GateApprovalStatus{
 		State:   gatingv1alpha1.ApprovalPending,
-		Pending: &gatingv1alpha1.GatePendingRequest{RequestedBy: "alice", RequestedAt: *at("2026-12-20T10:00:00Z"), Revision: "main@sha1:4f2c9e1"},
+		Pending: &gatingv1alpha1.GatePendingRequest{RequestedBy: "alice", RequestedAt: *at(requested), Revision: "main@sha1:4f2c9e1"},
 	}})
 	g.Eventually(func() int {
 		res = kubectlGate(t, "approve", "release", "--as", "ana", "--as-group", "system:masters", "-n", ns)

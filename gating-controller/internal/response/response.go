@@ -5,8 +5,12 @@
 package response
 
 import (
+	"time"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
@@ -24,9 +28,16 @@ func New(gate *gatingv1.Gate, who authenticationv1.UserInfo, decision gatingv1.G
 
 // PendingRevision is the revision of the gate's open request pending approval, if any: the
 // revision a response is for unless its author names another, since the gate counts only
-// responses for that revision.
+// responses for that revision. An open request written to the gate's annotations that the
+// controller has not made pending yet is the one a response answers (`kubectl gate open` then
+// `kubectl gate approve` at once).
 func PendingRevision(gate *gatingv1.Gate) string {
-	if st := gate.Status.Approval; st != nil && st.Pending != nil && st.State == gatingv1.ApprovalPending {
+	st := gate.Status.Approval
+	if at, err := time.Parse(time.RFC3339, gate.Annotations[gatesapi.OpenRequestAnnotation]); err == nil && gate.Spec.Approval != nil &&
+		(st == nil || st.Pending == nil || st.Pending.RequestedAt.Time.Before(at)) {
+		return gate.Annotations[gatingv1.OpenRevisionAnnotation]
+	}
+	if st != nil && st.Pending != nil && st.State == gatingv1.ApprovalPending {
 		return st.Pending.Revision
 	}
 	return ""
