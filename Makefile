@@ -44,7 +44,7 @@ TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTR
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: all tools node-tools test-node generate check-generated build images test test-modules lint dev cluster bench fuzz clean
+.PHONY: all tools node-tools tools-both-chains tools-chain-kubernetes tools-chain-other test-node generate check-generated build images test test-modules lint dev cluster bench fuzz clean
 
 all: build
 
@@ -234,7 +234,19 @@ images: build $(KUSTOMIZE) $(HELM)
 
 ## test: tools, generated-files check, lint, every module's tests against the real control plane,
 ## then the real node's tests (test-node)
-test: tools check-generated lint build test-modules test-node
+test: tools-both-chains
+	@$(MAKE) --no-print-directory check-generated lint build test-modules test-node
+
+# tools-both-chains builds tools and node-tools in two chains at once, each one build at a time:
+# the Kubernetes-based tools in one, Gitea and the node's runtime (dependencies of their own) in the
+# other, so that the single-threaded parts of one build (links, cgo's C, downloads) leave no core
+# idle, and no package is compiled by both chains at once. What is built already is skipped.
+tools-both-chains:
+	@$(MAKE) --no-print-directory -j2 --output-sync=line tools-chain-kubernetes tools-chain-other
+tools-chain-kubernetes:
+	@$(MAKE) --no-print-directory -j1 $(filter-out $(GITEA),$(TOOLS)) $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY)
+tools-chain-other:
+	@$(MAKE) --no-print-directory -j1 $(GITEA) $(CONTAINERD) $(CTR) $(CONTAINERD_SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS)
 
 ## test-node: the real node's tests (-tags node: e2e/node and make cluster's sandbox): single-node
 ## clusters built by node-tools run deploy/default with the images. They need root: without it
