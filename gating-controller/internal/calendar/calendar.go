@@ -341,6 +341,12 @@ func (c *Calendar) Expand(from, until time.Time) ([]Period, error) {
 		next := set.Iterator()
 		for {
 			s, ok := next()
+			if !ok && e.rule != nil && e.rule.Count == 0 && e.rule.Until.IsZero() {
+				// An unbounded rule never ends: rrule-go stopped 292 years after DTSTART (the
+				// range of a time.Duration). Said, never a silently shorter calendar.
+				return nil, fmt.Errorf("%s: RRULE cannot be followed from DTSTART %s until %s (at most 292 years): move DTSTART forward",
+					e.name, e.start.Format("2006-01-02"), until.UTC().Format("2006-01-02"))
+			}
 			if !ok || !s.Before(until) {
 				break
 			}

@@ -245,3 +245,27 @@ func TestExpansionLimits(t *testing.T) {
 		t.Fatalf("error %v, want %q", err, want)
 	}
 }
+
+// rrule-go stops 292 years after DTSTART: an unbounded rule started earlier is an error, not a
+// calendar that silently ends.
+func TestRuleTooOldToFollow(t *testing.T) {
+	c, err := Parse(doc("SUMMARY:Christmas\nDTSTART;VALUE=DATE:17001224\nRRULE:FREQ=YEARLY"), time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Expand(ts(t, "2026-12-01T00:00:00Z"), ts(t, "2027-01-01T00:00:00Z"))
+	want := "VEVENT 'Christmas': RRULE cannot be followed from DTSTART 1700-12-24 until 2027-01-01 (at most 292 years): move DTSTART forward"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	// From 1800 it reaches 2026.
+	c, err = Parse(doc("SUMMARY:Christmas\nDTSTART;VALUE=DATE:18001224\nRRULE:FREQ=YEARLY"), time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Expand(ts(t, "2026-12-01T00:00:00Z"), ts(t, "2027-01-01T00:00:00Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, got, "2026-12-24T00:00:00Z/2026-12-25T00:00:00Z Christmas")
+}
