@@ -21,8 +21,6 @@ import (
 // (shared/artifact.AuthorEmails), in the source API the gating-controller reads by contract.
 var authorSources = []string{"GitRepository", "OCIRepository", "Bucket", "ExternalArtifact"}
 
-const authorSourceGroupVersion = "source.toolkit.fluxcd.io/v1"
-
 // revisionAuthors are the e-mail addresses of the authors of revision, as the artifacts of
 // that revision in namespace name them: none when no source there has it as its artifact or
 // says who wrote it. Kinds whose CRD is not installed are skipped.
@@ -30,7 +28,7 @@ func revisionAuthors(ctx context.Context, reader client.Reader, namespace, revis
 	var authors []string
 	for _, kind := range authorSources {
 		list := &unstructured.UnstructuredList{}
-		list.SetAPIVersion(authorSourceGroupVersion)
+		list.SetAPIVersion(sourceGroupVersion)
 		list.SetKind(kind + "List")
 		if err := reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
 			if apimeta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
