@@ -2,9 +2,8 @@ package proctree
 
 import (
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
+	"time"
 )
 
 // maxRounds bounds KillDescendants: each round kills what it finds, and a process can only
@@ -17,13 +16,25 @@ const maxRounds = 100
 // normally the caller, a child subreaper (BecomeSubreaper): then orphans are its children and
 // nothing escapes. It returns the number of processes killed.
 //
+// A process counts as long as one of its threads runs: one whose main thread ended
+// (pthread_exit) shows as a zombie, yet its other threads go on until it is killed.
+//
 // Reaping uses wait4 on the killed pids only, never wait4(-1), so it does not take the exit
 // status of a child the caller still waits for (an exec.Cmd).
 func KillDescendants(pid int, keep ...int) int {
 	killed := 0
 	self := os.Getpid()
 	for round := 0; round < maxRounds; round++ {
-		victims := descendants(pid, keep)
+		var victims []int
+		for _, p := range Snapshot().Descendants(pid, keep...) {
+			switch {
+			case p.Live:
+				victims = append(victims, p.Pid)
+			case p.PPid == self && pid == self:
+				// Dead, but it holds its pid until its parent, the caller, reaps it.
+				reap(p.Pid, syscall.WNOHANG)
+			}
+		}
 		if len(victims) == 0 {
 			return killed
 		}
@@ -34,92 +45,61 @@ func KillDescendants(pid int, keep ...int) int {
 		}
 		for _, v := range victims {
 			if parentOf(v) == self {
-				var ws syscall.WaitStatus
-				_, _ = syscall.Wait4(v, &ws, 0, nil)
+				reap(v, 0)
 			}
 		}
 	}
 	return killed
 }
 
-// descendants lists the living (not zombie) descendants of root, leaving out the subtrees of
-// keep. Zombies are left out: they are dead, and are reaped once their parent is.
-func descendants(root int, keep []int) []int {
-	children := map[int][]int{}
-	zombie := map[int]bool{}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		ppid, state, ok := stat(pid)
-		if !ok {
-			continue
-		}
-		children[ppid] = append(children[ppid], pid)
-		if state == 'Z' || state == 'X' {
-			zombie[pid] = true
-		}
-	}
-	skip := map[int]bool{}
-	for _, k := range keep {
-		skip[k] = true
-	}
-	var out []int
-	queue := []int{root}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			if skip[c] {
-				continue
-			}
-			if !zombie[c] {
-				out = append(out, c)
-			}
-			queue = append(queue, c)
-		}
-	}
-	// A zombie child of the caller is reaped here: it is dead, but it holds its pid.
+// KillUser sends SIGKILL to every process that has uid as one of its user ids (real,
+// effective, saved or filesystem), whatever its state or its place in the process tree, and
+// repeats until none of them is left or timeout has passed. The dead zombies of uid whose
+// parent is the caller are reaped; those of other parents are dead and left to them. It
+// returns the pids still running at the timeout (a process stuck in the kernel, as on a hung
+// mount, dies only when the kernel lets it): nil when uid has no process left.
+//
+// The caller needs the right to signal uid's processes (CAP_KILL, or uid itself; the caller's
+// own process is spared).
+func KillUser(uid int, timeout time.Duration) []int {
 	self := os.Getpid()
-	for _, c := range children[self] {
-		if zombie[c] && !skip[c] && root == self {
-			var ws syscall.WaitStatus
-			_, _ = syscall.Wait4(c, &ws, syscall.WNOHANG, nil)
+	deadline := time.Now().Add(timeout)
+	pause := 2 * time.Millisecond
+	for {
+		var live []int
+		for _, p := range Snapshot().OfUser(uid) {
+			switch {
+			case p.Pid == self:
+			case p.Live:
+				_ = syscall.Kill(p.Pid, syscall.SIGKILL)
+				live = append(live, p.Pid)
+			case p.PPid == self:
+				reap(p.Pid, syscall.WNOHANG)
+			}
 		}
+		if len(live) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return live
+		}
+		// SIGKILL takes effect when the threads next leave the kernel: give them the time.
+		time.Sleep(pause)
+		pause = min(2*pause, 100*time.Millisecond)
 	}
-	return out
+}
+
+// reap waits for pid, a child of the caller, and releases it.
+func reap(pid, options int) {
+	var ws syscall.WaitStatus
+	_, _ = syscall.Wait4(pid, &ws, options, nil)
 }
 
 // parentOf is the parent pid of pid, or 0 when it is gone.
 func parentOf(pid int) int {
-	ppid, _, _ := stat(pid)
-	return ppid
-}
-
-// stat reads the parent pid and state of pid from /proc/<pid>/stat. The command name, in
-// parentheses, may hold spaces and parentheses: the fields follow its last ')'.
-func stat(pid int) (ppid int, state byte, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
+	p, ok := readProcess(pid)
+	if !ok {
+		return 0
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || len(s) < i+4 {
-		return 0, 0, false
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 2 {
-		return 0, 0, false
-	}
-	ppid, err = strconv.Atoi(fields[1])
-	if err != nil {
-		return 0, 0, false
-	}
-	return ppid, fields[0][0], true
+	return p.PPid
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
@@ -162,4 +163,100 @@ func TestKillDescendantsSparesKeep(t *testing.T) {
 func comm(pid int) string {
 	data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
 	return strings.TrimSpace(string(data))
+}
+
+// mainThreadEnds is a process that leaves its session (setsid) and ends its main thread
+// (pthread_exit) while another thread writes its pid to argv[1] and stays: /proc then shows
+// the process as a zombie (Z), yet it runs.
+const mainThreadEnds = `#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static const char *pidfile;
+
+static void *stay(void *arg) {
+	FILE *f = fopen(pidfile, "w");
+	if (f) { fprintf(f, "%d\n", getpid()); fclose(f); }
+	for (;;) pause();
+	return NULL;
+}
+
+int main(int argc, char **argv) {
+	pthread_t t;
+	if (argc != 2) return 2;
+	pidfile = argv[1];
+	setsid();
+	if (pthread_create(&t, NULL, stay, NULL) != 0) return 1;
+	pthread_exit(NULL);
+}
+`
+
+// zombieRunning waits until pid shows as a zombie that still runs a thread.
+func zombieRunning(g Gomega, pid int) {
+	g.Eventually(func() string {
+		data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		s := string(data)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && len(s) > i+2 {
+			return s[i+2 : i+3]
+		}
+		return ""
+	}).Should(Equal("Z"))
+	g.Expect(proctest.Gone(pid)).To(BeFalse(), "its thread does not run")
+}
+
+// A process whose main thread ended shows as a zombie, but its other threads run: it is killed
+// with the rest of the tree, not skipped as dead.
+func TestKillDescendantsKillsProcessesWhoseMainThreadEnded(t *testing.T) {
+	g := NewWithT(t)
+	bin := proctest.CompileC(t, "main-thread-ends", mainThreadEnds)
+	g.Expect(proctree.BecomeSubreaper()).To(Succeed())
+	cmd, dir := spawn(t, `"`+bin+`" "$1/zombie" & exec sleep 302`)
+	pid := proctest.ReadPid(g, filepath.Join(dir, "zombie"))
+	zombieRunning(g, pid)
+
+	g.Expect(proctree.KillDescendants(os.Getpid())).To(BeNumerically(">=", 2))
+	g.Expect(proctest.Gone(pid)).To(BeTrue(), "%d runs on", pid)
+	g.Expect(reaped(pid)).To(BeTrue(), "%d was not reaped", pid)
+	g.Expect(reaped(cmd.Process.Pid)).To(BeTrue())
+}
+
+// KillUser kills every process of a user, wherever it is in the process tree and whatever its
+// state (one whose main thread ended included), and spares the processes of other users.
+func TestKillUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the processes to kill run as another user")
+	}
+	g := NewWithT(t)
+	const uid = 65590
+	bin := proctest.CompileC(t, "main-thread-ends", mainThreadEnds)
+	dir := proctest.SharedDir(t)
+	// Not the caller's children: the tree of uid hangs below a shell of the caller's user,
+	// which KillUser must spare.
+	script := `setpriv --reuid=` + strconv.Itoa(uid) + ` --regid=` + strconv.Itoa(uid) + ` --clear-groups sh -c '
+		"$0" "$1/zombie" &
+		setsid sh -c "echo \$\$ > $1/setsid; exec sleep 300" &
+		echo $$ > "$1/shell"; exec sleep 301' "` + bin + `" "` + dir + `" &
+		echo $$ > "` + dir + `/root"; exec sleep 303`
+	other := exec.Command("/bin/sh", "-c", script)
+	g.Expect(other.Start()).To(Succeed())
+	t.Cleanup(func() {
+		_ = other.Process.Kill()
+		_ = other.Wait()
+		proctree.KillUser(uid, time.Second)
+	})
+	victims := []int{
+		proctest.ReadPid(g, filepath.Join(dir, "zombie")),
+		proctest.ReadPid(g, filepath.Join(dir, "setsid")),
+		proctest.ReadPid(g, filepath.Join(dir, "shell")),
+	}
+	zombieRunning(g, victims[0])
+	g.Expect(proctest.LiveProcessesOf(uid)).To(ConsistOf(victims))
+
+	g.Expect(proctree.KillUser(uid, 5*time.Second)).To(BeEmpty())
+	g.Expect(proctest.LiveProcessesOf(uid)).To(BeEmpty())
+	for _, pid := range victims {
+		g.Expect(proctest.Gone(pid)).To(BeTrue(), "%d runs on", pid)
+	}
+	g.Expect(proctest.Gone(other.Process.Pid)).To(BeFalse(), "a process of another user was killed")
 }
