@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctree"
 )
@@ -68,7 +69,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.Workdir, 0o700); err != nil {
 		return err
 	}
-	s := &server{cfg: cfg, log: log, jobs: map[int]bool{}}
+	s := &server{cfg: cfg, log: log, jobs: map[int]bool{}, stopped: ctx.Done()}
 	if cfg.Users != nil {
 		s.users = newUserPool(*cfg.Users)
 		// The sessions' users pass through the work directory to their own, but can neither
@@ -165,7 +166,17 @@ type server struct {
 
 	mu   sync.Mutex
 	jobs map[int]bool // the session processes running
+
+	stopped <-chan struct{} // closed when the runner stops
 }
+
+const (
+	// killUserTimeout bounds one attempt at killing the processes of a session's user.
+	killUserTimeout = 5 * time.Second
+	// killUserRetry is the pause between two attempts at clearing a session's user, when a
+	// process of it resisted.
+	killUserRetry = 30 * time.Second
+)
 
 // session runs the process of one session and cleans up after it.
 func (s *server) session(conn *net.UnixConn) {
@@ -182,15 +193,7 @@ func (s *server) session(conn *net.UnixConn) {
 		}
 		return
 	}
-	// After the session: its files go, then its user is free again (KillDescendants below has
-	// killed whatever of it was left).
-	defer func() {
-		_ = RemoveTree(dir)
-		if uid >= 0 {
-			removeFilesOf(uid, sharedScratchDirs)
-			s.users.release(uid)
-		}
-	}()
+	defer s.endSession(uid, dir)
 	if uid >= 0 {
 		if err := os.Chown(dir, uid, uid); err != nil {
 			s.log.Error("giving the session directory to its user", "error", err)
@@ -237,6 +240,37 @@ func (s *server) session(conn *net.UnixConn) {
 	// Orphans of a session process that died without cleaning up are the daemon's now.
 	proctree.KillDescendants(os.Getpid(), keep...)
 	s.mu.Unlock()
+}
+
+// endSession cleans up after the session of uid (-1: the runner's own user) in dir, once its
+// job process ended (and KillDescendants killed what the job left): every process of its user
+// is killed, whatever its state or parent, then its files and its files in the shared scratch
+// directories are removed, and only then is the user given to another session. A process of
+// the user left behind would read the next session's tree, HOME and environment as the same
+// user: while one of them resists (stuck in the kernel), the user stays out of the pool.
+func (s *server) endSession(uid int, dir string) {
+	if uid < 0 {
+		_ = RemoveTree(dir)
+		return
+	}
+	for attempt := 0; ; attempt++ {
+		left := proctree.KillUser(uid, killUserTimeout)
+		if attempt == 0 {
+			_ = RemoveTree(dir)
+		}
+		if len(left) == 0 {
+			break
+		}
+		s.log.Error("processes of a session's user survive SIGKILL: the user goes to no other session while they run",
+			"uid", uid, "pids", fmt.Sprint(left), "retryIn", killUserRetry.String())
+		select {
+		case <-s.stopped:
+			return
+		case <-time.After(killUserRetry):
+		}
+	}
+	removeFilesOf(uid, sharedScratchDirs)
+	s.users.release(uid)
 }
 
 // emptyDir removes everything in dir.
