@@ -174,7 +174,7 @@ const (
 	// killUserTimeout bounds one attempt at killing the processes of a session's user.
 	killUserTimeout = 5 * time.Second
 	// killUserRetry is the pause between two attempts at clearing a session's user, when a
-	// process of it resisted.
+	// process or an IPC object of it resisted.
 	killUserRetry = 30 * time.Second
 )
 
@@ -244,10 +244,12 @@ func (s *server) session(conn *net.UnixConn) {
 
 // endSession cleans up after the session of uid (-1: the runner's own user) in dir, once its
 // job process ended (and KillDescendants killed what the job left): every process of its user
-// is killed, whatever its state or parent, then its files and its files in the shared scratch
-// directories are removed, and only then is the user given to another session. A process of
-// the user left behind would read the next session's tree, HOME and environment as the same
-// user: while one of them resists (stuck in the kernel), the user stays out of the pool.
+// is killed, whatever its state or parent, then its files, its System V IPC objects and its
+// files in the shared scratch directories are removed, and only then is the user given to
+// another session. A process of the user left behind would read the next session's tree, HOME
+// and environment as the same user, and an IPC object left behind would be the next
+// session's: while one of them resists (a process stuck in the kernel), the user stays out of
+// the pool.
 func (s *server) endSession(uid int, dir string) {
 	if uid < 0 {
 		_ = RemoveTree(dir)
@@ -258,11 +260,22 @@ func (s *server) endSession(uid int, dir string) {
 		if attempt == 0 {
 			_ = RemoveTree(dir)
 		}
+		var err error
 		if len(left) == 0 {
-			break
+			var removed []ipcObject
+			removed, err = removeIPCOf(uid)
+			if len(removed) > 0 {
+				s.log.Info("removed the System V IPC objects a session left", "uid", uid, "objects", fmt.Sprint(removed))
+			}
+			if err == nil {
+				break
+			}
+			s.log.Error("removing the System V IPC objects of a session's user: the user goes to no other session until they are gone",
+				"uid", uid, "error", err, "retryIn", killUserRetry.String())
+		} else {
+			s.log.Error("processes of a session's user survive SIGKILL: the user goes to no other session while they run",
+				"uid", uid, "pids", fmt.Sprint(left), "retryIn", killUserRetry.String())
 		}
-		s.log.Error("processes of a session's user survive SIGKILL: the user goes to no other session while they run",
-			"uid", uid, "pids", fmt.Sprint(left), "retryIn", killUserRetry.String())
 		select {
 		case <-s.stopped:
 			return

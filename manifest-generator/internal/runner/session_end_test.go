@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -125,6 +126,59 @@ func TestSessionLeavesNoProcessToTheNext(t *testing.T) {
 		"the spy still writes")
 	g.Expect(second.Close()).To(Succeed())
 	g.Eventually(func() []int { return proctest.LiveProcessesOf(oneUser) }, 5*time.Second).Should(BeEmpty())
+}
+
+// System V IPC objects live in the pod's IPC namespace, not in the session's files: those a
+// session made (here a 512 MiB shared memory segment, a semaphore set and a message queue) go
+// with it. The runner has the deployed rights, without CAP_SYS_ADMIN: it removes them as the
+// session's user.
+func TestSessionLeavesNoIPCObjects(t *testing.T) {
+	requireRoot(t)
+	g := NewWithT(t)
+	if _, err := exec.LookPath("ipcmk"); err != nil {
+		t.Fatal("ipcmk (util-linux) is needed to make System V IPC objects")
+	}
+	d := startDeployedRunner(t, 0, "--job-users="+strconv.Itoa(oneUser))
+	s := d.session(t, newTree(t, map[string]string{"a.yaml": "a: 1\n"}), runner.Options{})
+	uid := strings.TrimSpace(run(g, s, `ipcmk -M 536870912 >/dev/null && ipcmk -S 1 >/dev/null && ipcmk -Q >/dev/null && id -u`, ".", nil))
+	g.Expect(uid).To(Equal(strconv.Itoa(oneUser)))
+	made := sysvipcOf(t, oneUser)
+	t.Cleanup(func() {
+		for _, o := range sysvipcOf(t, oneUser) {
+			kind, id, _ := strings.Cut(o, " ")
+			_ = exec.Command("ipcrm", "-"+map[string]string{"shm": "m", "sem": "s", "msg": "q"}[kind], id).Run()
+		}
+	})
+	g.Expect(made).To(HaveLen(3))
+	g.Expect(made).To(ContainElement(HavePrefix("shm ")))
+
+	g.Expect(s.Close()).To(Succeed())
+	g.Eventually(func() []string { return sysvipcOf(t, oneUser) }, 5*time.Second).Should(BeEmpty(), "System V IPC objects outlived their session")
+}
+
+// sysvipcOf lists the System V IPC objects whose owner or creator is uid, as "shm <id>", "sem
+// <id>" or "msg <id>".
+func sysvipcOf(t *testing.T, uid int) []string {
+	t.Helper()
+	var out []string
+	for _, kind := range []string{"shm", "sem", "msg"} {
+		data, err := os.ReadFile("/proc/sysvipc/" + kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		col := map[string]int{}
+		for i, name := range strings.Fields(lines[0]) {
+			col[name] = i
+		}
+		for _, line := range lines[1:] {
+			f := strings.Fields(line)
+			if f[col["uid"]] == strconv.Itoa(uid) || f[col["cuid"]] == strconv.Itoa(uid) {
+				out = append(out, kind+" "+f[1])
+			}
+		}
+	}
+	return out
 }
 
 // readOrEmpty is the content of file, or nothing.
