@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -138,8 +139,11 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 		Clients: &impersonation.Clients{Config: &applyConfig, Scheme: scheme, Mapper: mgr.GetRESTMapper(),
 			DefaultServiceAccount: "tenant", ControllerNamespace: "sluice-system"},
 		RequeueDependency: time.Second, ApplyConcurrency: apply.DefaultConcurrency, Metrics: &readiness,
-		// Tag lists are kept a second: the automation tests push tags and expect them seen.
-		Scanner: imagescan.New(imagescan.Config{Interval: time.Second}),
+		// Tag lists are kept a second: the automation tests push tags and expect them seen. Their
+		// registries are on loopback, which the automation reaches only when allowed
+		// (--external-service-allowed-cidrs=127.0.0.0/8).
+		Scanner: imagescan.New(imagescan.Config{Interval: time.Second,
+			Addresses: imagescan.AddressPolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}),
 	}
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return err

@@ -41,7 +41,7 @@ func TestBasicAuthThroughPullSecrets(t *testing.T) {
 	reg.PushImage(t, "team/app", "1.1.0", epoch.Add(time.Hour))
 	repo := repository(t, reg.Host(), "team/app")
 	ctx := context.Background()
-	s := New(Config{Clock: newClock()})
+	s := New(Config{Addresses: allowLoopback, Clock: newClock()})
 
 	// Without credentials the registry refuses.
 	_, err := s.Tags(ctx, repo, Options{})
@@ -86,7 +86,7 @@ func TestTLSThroughTransport(t *testing.T) {
 	reg.PushImage(t, "app", "1.0.0", epoch)
 	repo := repository(t, reg.Host(), "app")
 	ctx := context.Background()
-	s := New(Config{Clock: newClock()})
+	s := New(Config{Addresses: allowLoopback, Clock: newClock()})
 
 	// The test CA is not trusted by default.
 	_, err := s.Tags(ctx, repo, Options{Transport: http.DefaultTransport.(*http.Transport).Clone()})
@@ -104,7 +104,7 @@ func TestInsecure(t *testing.T) {
 	g := NewWithT(t)
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	reg.PushImage(t, "app", "1.0.0", epoch)
-	s := New(Config{Clock: newClock()})
+	s := New(Config{Addresses: allowLoopback, Clock: newClock()})
 	tags, err := s.Tags(context.Background(), repository(t, reg.Host(), "app"), Options{Insecure: true})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tags).To(ConsistOf("1.0.0"))

@@ -39,7 +39,7 @@ func BenchmarkScan200Workloads(b *testing.B) {
 		}
 	}
 	clock := newClock()
-	s := New(Config{Interval: 5 * time.Minute, Clock: clock})
+	s := New(Config{Addresses: allowLoopback, Interval: 5 * time.Minute, Clock: clock})
 	opts := Options{Transport: reg.Transport()}
 	ctx := context.Background()
 	scan := func() {

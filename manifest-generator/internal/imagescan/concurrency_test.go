@@ -33,7 +33,7 @@ func TestMaxConcurrent(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		next.ServeHTTP(w, r)
 	})
-	s := New(Config{MaxConcurrent: 2, Clock: newClock()})
+	s := New(Config{Addresses: allowLoopback, MaxConcurrent: 2, Clock: newClock()})
 
 	var wg sync.WaitGroup
 	results := make([]string, repos)

@@ -34,4 +34,12 @@
 // RateLimitedError. go-containerregistry's remote package does the rest:
 // sessions (ping, tokens) are kept per credentials and transport in its
 // Puller, and other transient errors are retried by its own retries.
+//
+// # Addresses
+//
+// Images are named by tenants, so a registry may be anywhere. Every
+// connection, redirects and token services included, goes through the
+// Config's AddressPolicy, checked on the address dialed: loopback,
+// link-local and unspecified addresses and the cluster's Service ranges are
+// refused unless allowed (--external-service-allowed-cidrs).
 package imagescan

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -80,16 +81,20 @@ func repository(t testing.TB, host, repo string) name.Repository {
 	return r
 }
 
-// countingClient counts the requests a client sends, as a transport under
-// the Scanner: a check of Stats from outside.
-type countingClient struct {
-	next http.RoundTripper
-	n    atomic.Int64
-}
+// allowLoopback is the address policy of the tests: their registries are on loopback, which
+// is refused by default.
+var allowLoopback = AddressPolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 
-func (c *countingClient) RoundTrip(req *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return c.next.RoundTrip(req)
+// counting puts a proxy counting the requests it receives in front of reg, a check of Stats
+// from outside; it returns the proxy's host and the count.
+func counting(t testing.TB, reg *testserver.Registry) (string, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	host := proxy(t, reg, func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+		n.Add(1)
+		next.ServeHTTP(w, r)
+	})
+	return host, &n
 }
 
 func parseRepo(ref string) (name.Repository, error) { return name.NewRepository(ref) }

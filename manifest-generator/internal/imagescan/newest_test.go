@@ -29,7 +29,7 @@ func TestNewestSemver(t *testing.T) {
 	for i, tag := range []string{"1.10.0", "1.9.0", "v1.2.3", "2.0.0", "latest", "1.11.0-rc.1"} {
 		reg.PushImage(t, "app", tag, epoch.Add(time.Duration(i)*time.Hour))
 	}
-	s := New(Config{Clock: newClock()})
+	s := New(Config{Addresses: allowLoopback, Clock: newClock()})
 	repo := repository(t, reg.Host(), "app")
 	ctx := context.Background()
 
@@ -67,7 +67,7 @@ func TestNewestGlobByCreationTime(t *testing.T) {
 	// Equal times: the lexically greatest tag.
 	reg.PushImage(t, "app", "rel-a", epoch.Add(3*time.Hour))
 	reg.PushImage(t, "app", "rel-b", epoch.Add(3*time.Hour))
-	s := New(Config{Clock: newClock()})
+	s := New(Config{Addresses: allowLoopback, Clock: newClock()})
 	repo := repository(t, reg.Host(), "app")
 	ctx := context.Background()
 
@@ -93,7 +93,7 @@ func TestNewestRegex(t *testing.T) {
 	reg.PushImage(t, "app", "build-100", epoch.Add(2*time.Hour))
 	reg.PushImage(t, "app", "build-99", epoch.Add(3*time.Hour))
 	reg.PushImage(t, "app", "build-101-debug", epoch.Add(4*time.Hour))
-	s := New(Config{Clock: newClock()})
+	s := New(Config{Addresses: allowLoopback, Clock: newClock()})
 	repo := repository(t, reg.Host(), "app")
 
 	got, err := s.Newest(context.Background(), repo, mustFilter(t, "regex:^build-[0-9]+$"), Options{})
@@ -115,7 +115,7 @@ func TestCreatedImageIndex(t *testing.T) {
 	pushIndex(t, reg, "multi", "arm", map[string]time.Time{
 		"linux/arm64": epoch.Add(2 * time.Hour), "linux/arm/v7": epoch.Add(3 * time.Hour),
 	}, []string{"linux/arm64", "linux/arm/v7"})
-	s := New(Config{Clock: newClock()})
+	s := New(Config{Addresses: allowLoopback, Clock: newClock()})
 	ctx := context.Background()
 
 	tag, err := name.NewTag(reg.Host() + "/multi:both")

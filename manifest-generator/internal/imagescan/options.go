@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -26,10 +25,12 @@ type Options struct {
 	Auth     authn.Authenticator
 	// Insecure speaks plain HTTP to the registry (name.Insecure).
 	Insecure bool
-	// Transport carries the requests, e.g. one trusting a private CA.
-	// Reuse one Transport per CA: connections and registry sessions are
-	// kept per Transport. The caches are not: a tag list is the same
-	// whichever trusted connection brought it.
+	// Transport carries the requests, e.g. one trusting a private CA: an
+	// *http.Transport, whose copy with the Scanner's address policy as its
+	// dialer is used (any other RoundTripper is refused: its connections
+	// could not be checked). Reuse one Transport per CA: connections and
+	// registry sessions are kept per Transport. The caches are not: a tag
+	// list is the same whichever trusted connection brought it.
 	Transport http.RoundTripper
 }
 
@@ -54,7 +55,7 @@ const maxPullers = 1024
 type pullerKey struct {
 	credentials string
 	insecure    bool
-	transport   http.RoundTripper
+	transport   *http.Transport
 }
 
 type pullerEntry struct{ puller *remote.Puller }
@@ -104,9 +105,9 @@ func (s *Scanner) client(ctx context.Context, repo name.Repository, opts Options
 	sum := sha256.Sum256(raw)
 	credentials := hex.EncodeToString(sum[:])
 
-	base := opts.Transport
-	if base == nil {
-		base = remote.DefaultTransport
+	base, err := s.transport(opts.Transport)
+	if err != nil {
+		return nil, err
 	}
 	newPuller := func() (*remote.Puller, error) {
 		return remote.NewPuller(
@@ -116,11 +117,6 @@ func (s *Scanner) client(ctx context.Context, repo name.Repository, opts Options
 		)
 	}
 	c := &client{repo: repo, credentials: credentials, drop: func() {}}
-	// A transport that cannot be a map key gets a session per operation.
-	if !reflect.TypeOf(base).Comparable() {
-		c.puller, err = newPuller()
-		return c, err
-	}
 	key := pullerKey{credentials: credentials, insecure: opts.Insecure, transport: base}
 	s.mu.Lock()
 	defer s.mu.Unlock()

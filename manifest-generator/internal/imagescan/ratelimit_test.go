@@ -60,7 +60,7 @@ func TestRateLimitBackoff(t *testing.T) {
 		}
 		next.ServeHTTP(w, r)
 	})
-	s := New(Config{RateLimitBackoff: 3 * time.Second, Clock: newClock()})
+	s := New(Config{Addresses: allowLoopback, RateLimitBackoff: 3 * time.Second, Clock: newClock()})
 	waits := recordSleeps(s)
 
 	tags, err := s.Tags(context.Background(), repository(t, host, "app"), Options{})
@@ -84,7 +84,7 @@ func TestRateLimitGivesUp(t *testing.T) {
 		}
 		next.ServeHTTP(w, r)
 	})
-	s := New(Config{RateLimitAttempts: 3, MaxRetryAfter: 30 * time.Second, Clock: newClock()})
+	s := New(Config{Addresses: allowLoopback, RateLimitAttempts: 3, MaxRetryAfter: 30 * time.Second, Clock: newClock()})
 	waits := recordSleeps(s)
 
 	_, err := s.Tags(context.Background(), repository(t, host, "app"), Options{})

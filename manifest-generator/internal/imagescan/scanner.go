@@ -2,6 +2,7 @@ package imagescan
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"time"
 
@@ -45,6 +46,9 @@ type Config struct {
 	// behalf of every caller waiting for it and so outlives none of their
 	// contexts in particular.
 	RequestTimeout time.Duration
+	// Addresses say which addresses the registries may be at; the zero value refuses loopback,
+	// link-local and unspecified addresses (AddressPolicy).
+	Addresses AddressPolicy
 	// Clock is the time source of the cache's ages and Retry-After dates (the real clock when
 	// nil); tests move a fake one.
 	Clock clock.PassiveClock
@@ -66,6 +70,10 @@ type Scanner struct {
 	digests map[string]tagDigest  // tag+credentials -> digest
 	created map[v1.Hash]time.Time // digest -> creation time, content-addressed
 	pullers map[pullerKey]*pullerEntry
+	// plain is the transport of Options without one; guarded those of the transports given,
+	// with the address policy.
+	plain   *http.Transport
+	guarded map[*http.Transport]*http.Transport
 }
 
 // New returns a Scanner with cfg's defaults filled in.
@@ -103,6 +111,8 @@ func New(cfg Config) *Scanner {
 		digests: map[string]tagDigest{},
 		created: map[v1.Hash]time.Time{},
 		pullers: map[pullerKey]*pullerEntry{},
+		plain:   cfg.Addresses.defaultTransport(),
+		guarded: map[*http.Transport]*http.Transport{},
 	}
 }
 
