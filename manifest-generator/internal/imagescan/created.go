@@ -56,7 +56,7 @@ func (s *Scanner) createdOf(ctx context.Context, c *client, tag name.Tag) (time.
 		r, err := s.fetchCreated(ctx, c, tag, key)
 		if err != nil {
 			c.drop()
-			return nil, s.rateLimited(c.repo.RegistryStr(), fmt.Errorf("reading image %s: %w", tag, err))
+			return nil, s.rateLimited(c.repo.RegistryStr(), fmt.Errorf("reading image %s: %w", tag, sanitize(err)))
 		}
 		return r, nil
 	})

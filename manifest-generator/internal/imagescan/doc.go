@@ -35,11 +35,14 @@
 // sessions (ping, tokens) are kept per credentials and transport in its
 // Puller, and other transient errors are retried by its own retries.
 //
-// # Addresses
+// # Addresses and errors
 //
 // Images are named by tenants, so a registry may be anywhere. Every
 // connection, redirects and token services included, goes through the
 // Config's AddressPolicy, checked on the address dialed: loopback,
 // link-local and unspecified addresses and the cluster's Service ranges are
-// refused unless allowed (--external-service-allowed-cidrs).
+// refused unless allowed (--external-service-allowed-cidrs). A registry may
+// also answer anything, so its answers are never repeated in errors: an
+// error answer is a RegistryError (status and OCI error codes), any other
+// error keeps its first line, bounded.
 package imagescan

@@ -10,7 +10,6 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -109,6 +108,6 @@ func (s *Scanner) newestCreated(ctx context.Context, c *client, tags []string, f
 }
 
 func notFound(err error) bool {
-	var terr *transport.Error
-	return errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound
+	var rerr *RegistryError
+	return errors.As(err, &rerr) && rerr.StatusCode == http.StatusNotFound
 }

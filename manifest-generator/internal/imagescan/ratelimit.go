@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // RateLimitedError says that a registry kept answering HTTP 429 Too Many
@@ -26,10 +24,11 @@ func (e *RateLimitedError) Error() string {
 
 func (e *RateLimitedError) Unwrap() error { return e.Err }
 
-// rateLimited turns a final HTTP 429 from registry into a RateLimitedError.
+// rateLimited turns a final HTTP 429 from registry (sanitized: a RegistryError) into a
+// RateLimitedError.
 func (s *Scanner) rateLimited(registry string, err error) error {
-	var terr *transport.Error
-	if errors.As(err, &terr) && terr.StatusCode == http.StatusTooManyRequests {
+	var rerr *RegistryError
+	if errors.As(err, &rerr) && rerr.StatusCode == http.StatusTooManyRequests {
 		return &RateLimitedError{Registry: registry, Attempts: s.cfg.RateLimitAttempts, Err: err}
 	}
 	return err

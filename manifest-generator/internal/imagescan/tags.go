@@ -47,7 +47,7 @@ func (s *Scanner) tagsOf(ctx context.Context, c *client) ([]string, error) {
 		tags, err := c.puller.List(ctx, c.repo)
 		if err != nil {
 			c.drop()
-			return nil, s.rateLimited(c.repo.RegistryStr(), fmt.Errorf("listing tags of %s: %w", c.repo, err))
+			return nil, s.rateLimited(c.repo.RegistryStr(), fmt.Errorf("listing tags of %s: %w", c.repo, sanitize(err)))
 		}
 		s.mu.Lock()
 		s.tags[key] = tagList{tags: tags, fetched: s.cfg.Clock.Now()}
