@@ -43,6 +43,8 @@ func main() {
 		runnerUID        int
 		localRunnerUsers string
 		scanConfig       imagescan.Config
+		serviceCIDRs     []string
+		allowedCIDRs     []string
 	)
 	opts.BindFlags(pflag.CommandLine, true)
 	pflag.StringVar(&buildOpts.StoragePath, "storage-path", "/data", "The directory of the source checkouts.")
@@ -69,7 +71,16 @@ func main() {
 			"a repository is listed once per interval whatever the number of workloads and ManifestGenerations that use it.")
 	pflag.IntVar(&scanConfig.MaxConcurrent, "registry-concurrency", imagescan.DefaultMaxConcurrent,
 		"The number of registry requests of the automated releases in flight at once, over all registries.")
+	pflag.StringSliceVar(&serviceCIDRs, imagescan.ServiceCIDRFlag, nil,
+		"The cluster's Service ranges (CIDRs, repeatable or comma-separated), where the registries of the automated releases may not be; empty when unknown.")
+	pflag.StringSliceVar(&allowedCIDRs, imagescan.AllowedCIDRsFlag, nil,
+		"Ranges (CIDRs or addresses, repeatable or comma-separated) the registries of the automated releases may be at although they are loopback, link-local, unspecified or in --service-cidr, e.g. 10.96.12.0/24 for an in-cluster registry; 0.0.0.0/0,::/0 allows every address.")
 	pflag.Parse()
+	serviceRanges, err := imagescan.ParseCIDRs(serviceCIDRs)
+	bootstrap.Exit(err, "--"+imagescan.ServiceCIDRFlag)
+	allowedRanges, err := imagescan.ParseCIDRs(allowedCIDRs)
+	bootstrap.Exit(err, "--"+imagescan.AllowedCIDRsFlag)
+	scanConfig.Addresses = imagescan.AddressPolicy{ServiceCIDRs: serviceRanges, Allowed: allowedRanges}
 	buildOpts.Limits.Names = fluxyaml.LimitNames{Generators: "--max-generators", Output: "--max-generation-output-size", Objects: "--max-objects"}
 
 	scheme := runtime.NewScheme()
