@@ -119,8 +119,9 @@ func run(m *testing.M) (code int) {
 		// scenario's own source-controller (faults_storage_test.go).
 		Args: map[string][]string{
 			"source-controller": {"--watch-label-selector=!" + shardLabel},
-			// The automation scenario pushes a tag and waits for its release.
-			"manifest-generator": {"--registry-poll-interval=1s"},
+			// The automation scenario pushes a tag and waits for its release, to a registry on
+			// 127.0.0.1, which the automation may not reach by default.
+			"manifest-generator": {"--registry-poll-interval=1s", "--external-service-allowed-cidrs=127.0.0.1/32"},
 			// The preview scenario's Gitea listens on 127.0.0.1, which the forge providers may
 			// not reach by default.
 			"resourceset-controller": {"--external-service-allowed-cidrs=127.0.0.1/32"},
