@@ -16,6 +16,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
@@ -26,6 +27,7 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/imagescan"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/sessionpod"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/update"
 )
 
@@ -43,6 +45,7 @@ func main() {
 		runnerUID        int
 		localRunnerUsers string
 		scanConfig       imagescan.Config
+		sessionPods      = sessionpod.DefaultOptions()
 		serviceCIDRs     []string
 		allowedCIDRs     []string
 	)
@@ -75,6 +78,7 @@ func main() {
 		"The cluster's Service ranges (CIDRs, repeatable or comma-separated), where the registries of the automated releases may not be; empty when unknown.")
 	pflag.StringSliceVar(&allowedCIDRs, imagescan.AllowedCIDRsFlag, nil,
 		"Ranges (CIDRs or addresses, repeatable or comma-separated) the registries of the automated releases may be at although they are loopback, link-local, unspecified or in --service-cidr, e.g. 10.96.12.0/24 for an in-cluster registry; 0.0.0.0/0,::/0 allows every address.")
+	sessionPods.BindFlags(pflag.CommandLine)
 	pflag.Parse()
 	serviceRanges, err := imagescan.ParseCIDRs(serviceCIDRs)
 	bootstrap.Exit(err, "--"+imagescan.ServiceCIDRFlag)
@@ -94,7 +98,14 @@ func main() {
 	bootstrap.Exit(err, "creating event recorder")
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), generatorv1.Finalizer)
 	runnerClient := &runner.Client{Socket: runnerSocket, RunnerUID: runnerUID}
-	if runnerSocket == "" {
+	switch {
+	case sessionPods.Enabled:
+		dialer, err := sessionpod.New(context.Background(), mgr.GetConfig(), sessionPods,
+			os.Getenv("POD_NAME"), os.Getenv(bootstrap.RuntimeNamespaceEnv), "manager")
+		bootstrap.Exit(err, "setting up the session pods")
+		runnerClient = &runner.Client{Dialer: dialer}
+		bootstrap.Exit(mgr.Add(manager.RunnableFunc(dialer.Sweep)), "setting up the session pods' sweep")
+	case runnerSocket == "":
 		users, err := runner.ParseUsers(localRunnerUsers)
 		bootstrap.Exit(err, "--local-runner-users")
 		local, err := runner.StartLocal(runner.LocalOptions{Users: users})

@@ -37,7 +37,7 @@ func BenchmarkNoOpBuild(b *testing.B) {
 	art := srv.publish(b, "r1", writeTree(b, bigKustomization()))
 	bld := newBuilder(b, Options{})
 	spec := specOf("staging")
-	res, err := bld.Build(context.Background(), art, spec)
+	res, err := bld.Build(context.Background(), testOwner, art, spec)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func BenchmarkNoOpBuild(b *testing.B) {
 	commands := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := bld.Build(context.Background(), art, spec)
+		res, err := bld.Build(context.Background(), testOwner, art, spec)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func BenchmarkFirstBuild(b *testing.B) {
 	for b.Loop() {
 		n++
 		bld := newBuilder(b, Options{StoragePath: filepath.Join(storage, fmt.Sprint(n))})
-		res, err := bld.Build(context.Background(), art, spec)
+		res, err := bld.Build(context.Background(), testOwner, art, spec)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -134,7 +134,10 @@ func (b *Builder) Timeout(spec generatorv1.ManifestGenerationSpec) time.Duration
 // An empty result is refused with ErrEmpty when spec.prune is on and spec.allowEmpty is off.
 // IsTerminal tells the errors only a new revision fixes from those to retry; a failing command
 // is a *fluxyaml.CommandError.
-func (b *Builder) Build(ctx context.Context, art meta.Artifact, spec generatorv1.ManifestGenerationSpec) (*Result, error) {
+//
+// owner is the ManifestGeneration: its session runs in its namespace (in a pod of its own with
+// session pods), and its results are cached for its namespace alone.
+func (b *Builder) Build(ctx context.Context, owner runner.Owner, art meta.Artifact, spec generatorv1.ManifestGenerationSpec) (*Result, error) {
 	d, err := artifact.ParseDigest(art.Digest)
 	if err != nil {
 		return nil, fmt.Errorf("artifact of revision '%s': %w", art.Revision, err)
@@ -151,7 +154,7 @@ func (b *Builder) Build(ctx context.Context, art meta.Artifact, spec generatorv1
 
 	var key string
 	if b.cache != nil {
-		key = cacheKey(d.String(), target, env, timeout)
+		key = cacheKey(owner.Namespace, d.String(), target, env, timeout)
 		if v, ok := b.cache.Get(key); ok {
 			return checkEmpty(v.(*cached).result(), spec)
 		}
@@ -163,7 +166,7 @@ func (b *Builder) Build(ctx context.Context, art meta.Artifact, spec generatorv1
 	}
 	defer b.checkouts.release(co)
 
-	session, err := b.opts.Runner.Session(co.dir, runner.Options{Path: b.opts.Path, Env: env, DefaultTimeout: timeout, MaxOutput: b.opts.MaxOutput})
+	session, err := b.opts.Runner.Session(co.dir, runner.Options{Path: b.opts.Path, Env: env, DefaultTimeout: timeout, MaxOutput: b.opts.MaxOutput, Owner: owner})
 	if err != nil {
 		return nil, err
 	}

@@ -13,13 +13,16 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/patch"
 )
 
-// cacheKey identifies a build: what the generators read (the artifact, hence every file in it,
+// cacheKey identifies a build: the namespace it ran for (its commands ran there, under that
+// namespace's policies, so another tenant's identical artifact does not share its output), what
+// the generators read (the artifact, hence every file in it,
 // .flux.yaml and the patch file included, and the target path) and how they run (spec.env and the
 // timeout). The PATH, output limit and scheme are the Builder's and the same for all its builds.
 // spec.prune and spec.allowEmpty are not part of it: they only decide whether an empty result is
 // refused, which Build checks on cached results too.
-func cacheKey(dgst, target string, env map[string]string, timeout time.Duration) string {
+func cacheKey(namespace, dgst, target string, env map[string]string, timeout time.Duration) string {
 	h := sha256.New()
+	field(h, namespace)
 	field(h, dgst)
 	field(h, target)
 	field(h, timeout.String())

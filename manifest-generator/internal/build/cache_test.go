@@ -23,7 +23,7 @@ func TestBuildCacheHitRunsNoCommand(t *testing.T) {
 	b := newBuilder(t, Options{})
 	spec := specOf("./staging", "COUNTER_DIR", counter)
 
-	first, err := b.Build(context.Background(), art, spec)
+	first, err := b.Build(context.Background(), testOwner, art, spec)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(first.FromCache).To(BeFalse())
 	g.Expect(first.CommandsRun).To(Equal(1))
@@ -34,7 +34,7 @@ func TestBuildCacheHitRunsNoCommand(t *testing.T) {
 	g.Expect(unstructured.SetNestedField(first.Objects[0].Object, "changed", "metadata", "name")).To(Succeed())
 
 	for _, path := range []string{"./staging", "staging", "staging/", "/staging"} {
-		again, err := b.Build(context.Background(), art, specOf(path, "COUNTER_DIR", counter))
+		again, err := b.Build(context.Background(), testOwner, art, specOf(path, "COUNTER_DIR", counter))
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(again.FromCache).To(BeTrue(), "path %q", path)
 		g.Expect(again.CommandsRun).To(BeZero())
@@ -62,7 +62,7 @@ func TestBuildCacheMisses(t *testing.T) {
 		}
 		s.Env = append(s.Env, f.env...)
 		s.Timeout = f.timeout
-		res, err := b.Build(context.Background(), art, s)
+		res, err := b.Build(context.Background(), testOwner, art, s)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(res.FromCache).To(Equal(res.CommandsRun == 0))
 		return res.FromCache
@@ -102,7 +102,7 @@ func TestBuildCacheOff(t *testing.T) {
 	b := newBuilder(t, Options{CacheSize: -1})
 
 	for i := 1; i <= 2; i++ {
-		res, err := b.Build(context.Background(), art, specOf("staging", "COUNTER_DIR", counter))
+		res, err := b.Build(context.Background(), testOwner, art, specOf("staging", "COUNTER_DIR", counter))
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(res.FromCache).To(BeFalse())
 		g.Expect(res.CommandsRun).To(Equal(1))

@@ -23,7 +23,7 @@ func TestBuildInvalidConfigIsTerminal(t *testing.T) {
 	}))
 	b := newBuilder(t, Options{})
 
-	_, err := b.Build(context.Background(), art, specOf("apps"))
+	_, err := b.Build(context.Background(), testOwner, art, specOf("apps"))
 	var ce *fluxyaml.ConfigError
 	g.Expect(errors.As(err, &ce)).To(BeTrue(), "%v", err)
 	g.Expect(IsTerminal(err)).To(BeTrue())
@@ -46,7 +46,7 @@ commandUpdated:
 	b := newBuilder(t, Options{})
 
 	for i := 1; i <= 2; i++ {
-		_, err := b.Build(context.Background(), art, specOf("./", "COUNTER_DIR", counter))
+		_, err := b.Build(context.Background(), testOwner, art, specOf("./", "COUNTER_DIR", counter))
 		var ce *fluxyaml.CommandError
 		g.Expect(errors.As(err, &ce)).To(BeTrue(), "%v", err)
 		g.Expect(ce.ExitCode).To(Equal(3))
@@ -66,7 +66,7 @@ func TestBuildGarbageOutputIsTerminal(t *testing.T) {
 	}))
 	b := newBuilder(t, Options{})
 
-	_, err := b.Build(context.Background(), art, specOf("./"))
+	_, err := b.Build(context.Background(), testOwner, art, specOf("./"))
 	var me *fluxyaml.ManifestError
 	g.Expect(errors.As(err, &me)).To(BeTrue(), "%v", err)
 	g.Expect(IsTerminal(err)).To(BeTrue())
@@ -88,7 +88,7 @@ commandUpdated:
 	}))
 	b := newBuilder(t, Options{Path: "/usr/bin:/bin"})
 
-	res, err := b.Build(context.Background(), art, specOf("./", "REGION", "eu-west-1"))
+	res, err := b.Build(context.Background(), testOwner, art, specOf("./", "REGION", "eu-west-1"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Objects).To(HaveLen(1))
 	g.Expect(res.Objects[0].Object["data"]).To(Equal(map[string]any{"region": "eu-west-1", "secret": "", "path": "/usr/bin:/bin"}))
@@ -112,7 +112,7 @@ func TestBuildCommandTimeout(t *testing.T) {
 			b := newBuilder(t, Options{DefaultTimeout: tc.defaultTimeout})
 			spec := specOf("./")
 			spec.Timeout = tc.specTimeout
-			_, err := b.Build(context.Background(), art, spec)
+			_, err := b.Build(context.Background(), testOwner, art, spec)
 			var ce *fluxyaml.CommandError
 			g.Expect(errors.As(err, &ce)).To(BeTrue(), "%v", err)
 			g.Expect(ce.TimedOut).To(BeTrue())
@@ -129,7 +129,7 @@ func TestBuildOutputCapIsTerminal(t *testing.T) {
 	art := srv.publish(t, "r1", writeTree(t, map[string]string{
 		".flux.yaml": "version: 1\ncommandUpdated:\n  generators:\n    - command: head -c 2048 /dev/zero\n",
 	}))
-	_, err := newBuilder(t, Options{MaxOutput: 1024}).Build(context.Background(), art, specOf("./"))
+	_, err := newBuilder(t, Options{MaxOutput: 1024}).Build(context.Background(), testOwner, art, specOf("./"))
 	g.Expect(err).To(MatchError(ContainSubstring("output larger than 1024 bytes")))
 	g.Expect(IsTerminal(err)).To(BeTrue())
 }
@@ -146,20 +146,20 @@ func TestBuildEmptyOutput(t *testing.T) {
 
 	for _, path := range []string{"generated", "raw"} {
 		spec := specOf(path)
-		_, err := b.Build(context.Background(), art, spec)
+		_, err := b.Build(context.Background(), testOwner, art, spec)
 		g.Expect(err).To(MatchError(ErrEmpty), path)
 		g.Expect(err.Error()).To(Equal("the target path produced no objects: set spec.allowEmpty to apply an empty set (it prunes everything)"))
 		g.Expect(IsTerminal(err)).To(BeTrue())
 
 		spec.AllowEmpty = true
-		res, err := b.Build(context.Background(), art, spec)
+		res, err := b.Build(context.Background(), testOwner, art, spec)
 		g.Expect(err).NotTo(HaveOccurred(), path)
 		g.Expect(res.Objects).To(BeEmpty())
 
 		spec.AllowEmpty = false
 		prune := false
 		spec.Prune = &prune
-		res, err = b.Build(context.Background(), art, spec)
+		res, err = b.Build(context.Background(), testOwner, art, spec)
 		g.Expect(err).NotTo(HaveOccurred(), path)
 		g.Expect(res.Objects).To(BeEmpty())
 		g.Expect(res.FromCache).To(BeTrue(), "the empty result is cached; the check is made on every Build")
@@ -180,7 +180,7 @@ func TestBuildTargetPathErrors(t *testing.T) {
 	} {
 		t.Run(path, func(t *testing.T) {
 			g := NewWithT(t)
-			_, err := b.Build(context.Background(), art, specOf(path))
+			_, err := b.Build(context.Background(), testOwner, art, specOf(path))
 			g.Expect(err).To(HaveOccurred())
 			g.Expect(err.Error()).To(ContainSubstring(msg))
 			g.Expect(IsTerminal(err)).To(BeTrue())
@@ -195,7 +195,7 @@ func TestBuildReservedEnvIsTerminal(t *testing.T) {
 	art := srv.publish(t, "r1", writeTree(t, map[string]string{"apps/service.yaml": serviceYAML}))
 	b := newBuilder(t, Options{})
 
-	_, err := b.Build(context.Background(), art, specOf("apps", "FLUX_IMG", "x"))
+	_, err := b.Build(context.Background(), testOwner, art, specOf("apps", "FLUX_IMG", "x"))
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(err.Error()).To(ContainSubstring("spec.env: FLUX_IMG is reserved"))
 	g.Expect(IsTerminal(err)).To(BeTrue())

@@ -30,7 +30,7 @@ func TestBuildDownloadsOncePerDigest(t *testing.T) {
 	b := newBuilder(t, Options{StoragePath: storage})
 
 	for _, path := range []string{"staging", "production"} {
-		res, err := b.Build(context.Background(), art, specOf(path))
+		res, err := b.Build(context.Background(), testOwner, art, specOf(path))
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(res.FromCache).To(BeFalse())
 	}
@@ -52,7 +52,7 @@ func TestBuildConcurrent(t *testing.T) {
 	for i := range 12 {
 		path := []string{"staging", "production", "./staging"}[i%3]
 		wg.Go(func() {
-			res, err := b.Build(context.Background(), art, specOf(path))
+			res, err := b.Build(context.Background(), testOwner, art, specOf(path))
 			if err == nil && len(res.Objects) == 0 {
 				err = ErrEmpty
 			}
@@ -78,7 +78,7 @@ func TestBuildDigestMismatch(t *testing.T) {
 	storage := filepath.Join(t.TempDir(), "storage")
 	b := newBuilder(t, Options{StoragePath: storage})
 
-	_, err := b.Build(context.Background(), art, specOf("apps"))
+	_, err := b.Build(context.Background(), testOwner, art, specOf("apps"))
 	g.Expect(err).To(MatchError(artifact.ErrDigestMismatch))
 	g.Expect(IsTerminal(err)).To(BeFalse())
 	g.Expect(err.Error()).To(ContainSubstring("main@sha1:r1"))
@@ -86,7 +86,7 @@ func TestBuildDigestMismatch(t *testing.T) {
 
 	// The server now serves the bytes of the digest (the source-controller finished writing).
 	srv.publishBytes("r1", good)
-	res, err := b.Build(context.Background(), art, specOf("apps"))
+	res, err := b.Build(context.Background(), testOwner, art, specOf("apps"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(names(res.Objects)).To(Equal([]string{"Service//podinfo"}))
 	g.Expect(srv.requests(art)).To(Equal(2))
@@ -106,7 +106,7 @@ func TestBuildUnsafeArtifactIsTerminal(t *testing.T) {
 	art := srv.publishBytes("r1", buf.Bytes())
 	b := newBuilder(t, Options{})
 
-	_, err := b.Build(context.Background(), art, specOf("./"))
+	_, err := b.Build(context.Background(), testOwner, art, specOf("./"))
 	g.Expect(err).To(MatchError(artifact.ErrUnsafePath))
 	g.Expect(IsTerminal(err)).To(BeTrue())
 }
@@ -127,7 +127,7 @@ func TestBuildCheckoutGarbageCollection(t *testing.T) {
 	hex := func(a meta.Artifact) string { return strings.TrimPrefix(a.Digest, "sha256:") }
 	build := func(a meta.Artifact) {
 		t.Helper()
-		_, err := b.Build(context.Background(), a, specOf("apps"))
+		_, err := b.Build(context.Background(), testOwner, a, specOf("apps"))
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	build(arts[0])
@@ -153,7 +153,7 @@ func TestBuildCheckoutIsReadOnly(t *testing.T) {
 	}))
 	storage := filepath.Join(t.TempDir(), "storage")
 	b := newBuilder(t, Options{StoragePath: storage})
-	_, err := b.Build(context.Background(), art, specOf(""))
+	_, err := b.Build(context.Background(), testOwner, art, specOf(""))
 	g.Expect(err).NotTo(HaveOccurred())
 
 	checkout := filepath.Join(storage, strings.TrimPrefix(art.Digest, "sha256:"))
@@ -203,13 +203,13 @@ func TestBuildWaiterOutlivesCancelledFetch(t *testing.T) {
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errA := make(chan error, 1)
 	go func() {
-		_, err := b.Build(ctxA, art, specOf("apps"))
+		_, err := b.Build(ctxA, testOwner, art, specOf("apps"))
 		errA <- err
 	}()
 	<-started
 	resB := make(chan error, 1)
 	go func() {
-		res, err := b.Build(context.Background(), art, specOf("apps"))
+		res, err := b.Build(context.Background(), testOwner, art, specOf("apps"))
 		if err == nil && len(res.Objects) != 1 {
 			err = ErrEmpty
 		}

@@ -25,6 +25,7 @@ import (
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctest"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 )
 
 // writeTree writes files (path relative to a new directory → content) and returns the directory.
@@ -306,3 +307,6 @@ func writeTreeInto(t testing.TB, root string, files map[string]string) {
 		}
 	}
 }
+
+// testOwner is the ManifestGeneration the tests build for.
+var testOwner = runner.Owner{APIVersion: "generator.toolkit.fluxcd.io/v1alpha1", Kind: "ManifestGeneration", Namespace: "default", Name: "test"}

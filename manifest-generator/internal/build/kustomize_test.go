@@ -17,14 +17,14 @@ func TestBuildKustomizeStagingLayout(t *testing.T) {
 	art := srv.publish(t, "r1", writeTree(t, stagingLayout("version: 1\ncommandUpdated:\n  generators:\n    - command: kustomize build .\n")))
 	b := newBuilder(t, Options{})
 
-	res, err := b.Build(context.Background(), art, specOf("./staging"))
+	res, err := b.Build(context.Background(), testOwner, art, specOf("./staging"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(names(res.Objects)).To(ConsistOf("Deployment/staging/staging-podinfo", "Service/staging/staging-podinfo"))
 	g.Expect(res.ConfigFile).To(Equal(".flux.yaml"))
 	g.Expect(res.CommandsRun).To(Equal(1))
 	g.Expect(res.FromCache).To(BeFalse())
 
-	res, err = b.Build(context.Background(), art, specOf("production"))
+	res, err = b.Build(context.Background(), testOwner, art, specOf("production"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(names(res.Objects)).To(Equal([]string{"Deployment/production/podinfo"}))
 	replicas, _, _ := unstructured.NestedInt64(res.Objects[0].Object, "spec", "replicas")

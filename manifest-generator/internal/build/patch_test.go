@@ -60,7 +60,7 @@ spec:
 	art := srv.publish(t, "r1", writeTree(t, files))
 	b := newBuilder(t, Options{})
 
-	res, err := b.Build(context.Background(), art, specOf("staging"))
+	res, err := b.Build(context.Background(), testOwner, art, specOf("staging"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.ConfigFile).To(Equal(".flux.yaml"))
 	g.Expect(res.CommandsRun).To(Equal(1))
@@ -76,7 +76,7 @@ spec:
 	g.Expect(res.Dropped).To(Equal([]patch.ID{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "staging", Name: "staging-removed"}}))
 
 	// A cache hit reports the dropped entries too.
-	res, err = b.Build(context.Background(), art, specOf("staging"))
+	res, err = b.Build(context.Background(), testOwner, art, specOf("staging"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.FromCache).To(BeTrue())
 	g.Expect(res.Dropped).To(HaveLen(1))
@@ -90,7 +90,7 @@ func TestBuildPatchUpdatedWithoutPatchFile(t *testing.T) {
 	art := srv.publish(t, "r1", writeTree(t, stagingLayout(patchUpdatedFlux)))
 	b := newBuilder(t, Options{})
 
-	res, err := b.Build(context.Background(), art, specOf("staging"))
+	res, err := b.Build(context.Background(), testOwner, art, specOf("staging"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Objects).To(HaveLen(2))
 	g.Expect(res.Dropped).To(BeEmpty())
@@ -106,7 +106,7 @@ func TestBuildPatchFileMalformed(t *testing.T) {
 	art := srv.publish(t, "r1", writeTree(t, files))
 	b := newBuilder(t, Options{})
 
-	_, err := b.Build(context.Background(), art, specOf("staging"))
+	_, err := b.Build(context.Background(), testOwner, art, specOf("staging"))
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(IsTerminal(err)).To(BeTrue())
 	g.Expect(err.Error()).To(And(ContainSubstring("staging/flux-patch.yaml"), ContainSubstring("document 2"), ContainSubstring(".flux.yaml")))

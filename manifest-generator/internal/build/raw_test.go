@@ -19,7 +19,7 @@ func TestBuildRawFiles(t *testing.T) {
 	}))
 	b := newBuilder(t, Options{})
 
-	res, err := b.Build(context.Background(), art, specOf("./apps"))
+	res, err := b.Build(context.Background(), testOwner, art, specOf("./apps"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(names(res.Objects)).To(Equal([]string{"Deployment//podinfo", "Service//podinfo", "ConfigMap//settings"}))
 	g.Expect(res.ConfigFile).To(BeEmpty())

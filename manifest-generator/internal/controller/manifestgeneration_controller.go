@@ -24,6 +24,7 @@ import (
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/build"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/imagescan"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 )
 
 // ControllerName is the field manager, event source and metrics name of the controller.
@@ -123,7 +124,7 @@ func (r *ManifestGenerationReconciler) Plan(ctx context.Context, obj *generatorv
 		Revision: art.Revision,
 		Build: func(ctx context.Context) ([]*unstructured.Unstructured, error) {
 			obj.Status.LastAttemptedRevision = art.Revision
-			res, err := r.Builder.Build(ctx, art, obj.Spec)
+			res, err := r.Builder.Build(ctx, runner.OwnerOf(generatorv1.GroupVersion.String(), generatorv1.ManifestGenerationKind, obj), art, obj.Spec)
 			if err != nil {
 				if build.IsTerminal(err) {
 					err = reconcile.TerminalError(err)

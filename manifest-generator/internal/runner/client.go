@@ -1,14 +1,22 @@
 package runner
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Client is the controller's side of a runner: it opens sessions on the runner's socket.
+// Client is the controller's side of a runner: it opens sessions on the runner's socket, or,
+// with a Dialer, each in a process of its own elsewhere (a pod: internal/sessionpod).
 type Client struct {
+	// Dialer, when set, starts the process of each session and connects to it; Socket,
+	// RunnerUID and RunnerPID are then unused.
+	Dialer Dialer
 	// Socket is the path of the runner's Unix socket.
 	Socket string
 	// RunnerUID is the user the runner runs as: a socket served by anyone else (a command that
@@ -31,6 +39,56 @@ type Options struct {
 	MaxOutput int64
 	// Track makes Session.Changes available: the runner records the tree as uploaded.
 	Track bool
+	// Owner is the object the session works for. A Dialer starts the session's process in
+	// its namespace, owned by it.
+	Owner Owner
+}
+
+// Owner names the object a session works for.
+type Owner struct {
+	APIVersion, Kind, Namespace, Name, UID string
+}
+
+// Dialer starts the process of one session, which speaks the session protocol on the
+// connection it returns (`manifest-generator runner session` on its standard input and
+// output), and ends it when the connection is closed. The connection's Close must be safe to
+// call more than once.
+type Dialer interface {
+	Dial(ctx context.Context, opts Options) (io.ReadWriteCloser, error)
+}
+
+// Ender is a connection that can tell why its far end went away (a pod killed for its memory),
+// once reading or writing failed.
+type Ender interface {
+	EndReason() string
+}
+
+// dial connects a new session: through the Dialer, or to the runner's socket, whose server
+// must be the runner.
+func (c *Client) dial(ctx context.Context, opts Options) (io.ReadWriteCloser, error) {
+	if c.Dialer != nil {
+		return c.Dialer.Dial(ctx, opts)
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.Socket)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the runner: %w", err)
+	}
+	if err := c.checkPeer(conn); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// wentAway is the error of a session whose connection failed with err.
+func (c *Client) wentAway(conn io.ReadWriteCloser, err error) error {
+	if e, ok := conn.(Ender); ok {
+		if reason := e.EndReason(); reason != "" {
+			return fmt.Errorf("the session ended: %s", reason)
+		}
+	}
+	return fmt.Errorf("the runner went away: %w", err)
 }
 
 // Session returns a session on a private copy of the tree at dir: a fluxyaml.Executor whose
@@ -59,4 +117,9 @@ func (c *Client) checkPeer(conn net.Conn) error {
 			c.Socket, cred.Uid, cred.Pid, c.RunnerUID)
 	}
 	return nil
+}
+
+// OwnerOf is the Owner of obj, of the given API version and kind.
+func OwnerOf(apiVersion, kind string, obj metav1.Object) Owner {
+	return Owner{APIVersion: apiVersion, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,10 +21,11 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctree"
 )
 
-// job serves one session, in a process of its own started by the daemon: conn is the session's
-// connection and dir a fresh directory of the job (the tree goes to dir/tree, the commands' HOME
-// is dir/home). The process is a child subreaper, so that no process a command starts survives
-// it: when a command ends, and when the session ends, every descendant is killed.
+// job serves one session, in a process of its own started by the daemon (or in a pod of its
+// own: `runner session`): conn is the session's connection and dir a fresh directory of the job
+// (the tree goes to dir/tree, the commands' HOME is dir/home). The process is a child
+// subreaper, so that no process a command starts survives it: when a command ends, and when
+// the session ends, every descendant is killed.
 type job struct {
 	dir     string
 	tree    string
@@ -33,13 +33,14 @@ type job struct {
 	runner  *command
 	limits  Limits
 	perUser bool // RLIMIT_NPROC is the session's
+	pod     bool // the session is a pod's: its memory and disk are the pod's
 	track   bool
 	initial map[string]entry
 }
 
 // runJob serves the session on conn until the controller closes it, then kills what is left
 // and deletes dir.
-func runJob(conn net.Conn, dir string, cfg jobConfig) error {
+func runJob(conn io.ReadWriter, dir string, cfg jobConfig) error {
 	if err := proctree.BecomeSubreaper(); err != nil {
 		return fmt.Errorf("becoming a subreaper: %w", err)
 	}
@@ -59,7 +60,7 @@ func runJob(conn net.Conn, dir string, cfg jobConfig) error {
 	if err != nil {
 		return err
 	}
-	j := &job{dir: real, tree: filepath.Join(real, "tree"), enc: gob.NewEncoder(conn), limits: cfg.Limits, perUser: cfg.PerUser}
+	j := &job{dir: real, tree: filepath.Join(real, "tree"), enc: gob.NewEncoder(conn), limits: cfg.Limits, perUser: cfg.PerUser, pod: cfg.Pod}
 	for _, d := range []string{j.tree, filepath.Join(real, "home"), filepath.Join(real, "tmp")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return err
@@ -208,6 +209,10 @@ func (j *job) run(ctx context.Context, req *runRequest) response {
 	cmdCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	go watchDisk(cmdCtx, j.dir, j.limits, stop)
+	var pod *podWatch
+	if j.pod {
+		pod = watchPod(cmdCtx, j.dir)
+	}
 	stdout, err := j.runner.Run(cmdCtx, cmd, dir, req.Env)
 	overDisk := checkDisk(j.dir, j.limits)
 	var dl *DiskLimitError
@@ -239,6 +244,9 @@ func (j *job) run(ctx context.Context, req *runRequest) response {
 	}
 	if overDisk != nil {
 		out.Error = overDisk.Error()
+	}
+	if pod != nil {
+		pod.explain(out)
 	}
 	return response{Run: out}
 }

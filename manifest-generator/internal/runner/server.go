@@ -45,6 +45,8 @@ type jobConfig struct {
 	Limits Limits
 	// PerUser is set when the session runs as a user of its own.
 	PerUser bool
+	// Pod is set when the session is a pod of its own (`runner session`).
+	Pod bool
 }
 
 // Serve accepts sessions on the Unix socket until ctx ends. Each session runs in a process of

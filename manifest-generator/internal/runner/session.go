@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"path/filepath"
 	"sync"
 	"time"
@@ -29,7 +28,7 @@ type Session struct {
 	opts   Options
 
 	mu     sync.Mutex
-	conn   net.Conn
+	conn   io.ReadWriteCloser
 	enc    *gob.Encoder
 	dec    *gob.Decoder
 	in     *budgetReader // under dec: bounds each response
@@ -161,15 +160,11 @@ func (s *Session) call(ctx context.Context, req request) (*response, error) {
 	return resp, nil
 }
 
-// connect dials the runner, opens the session and uploads the tree.
+// connect reaches the session's process (the runner's socket, or a pod of its own), opens the
+// session and uploads the tree.
 func (s *Session) connect(ctx context.Context) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", s.client.Socket)
+	conn, err := s.client.dial(ctx, s.opts)
 	if err != nil {
-		return fmt.Errorf("connecting to the runner: %w", err)
-	}
-	if err := s.client.checkPeer(conn); err != nil {
-		_ = conn.Close()
 		return err
 	}
 	s.attach(conn)
@@ -196,10 +191,11 @@ func (s *Session) connect(ctx context.Context) error {
 	return nil
 }
 
-// roundTrip sends with send and reads one response; ctx ending unblocks both through the
-// connection's deadline.
+// roundTrip sends with send and reads one response; ctx ending unblocks both by closing the
+// connection (the session is broken then anyway).
 func (s *Session) roundTrip(ctx context.Context, send func() error) (*response, error) {
-	stop := context.AfterFunc(ctx, func() { _ = s.conn.SetDeadline(time.Unix(1, 0)) })
+	conn := s.conn
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	var resp response
 	err := send()
@@ -214,13 +210,13 @@ func (s *Session) roundTrip(ctx context.Context, send func() error) (*response, 
 		return nil, ctxErr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the runner went away: %w", err)
+		return nil, s.client.wentAway(s.conn, err)
 	}
 	return &resp, nil
 }
 
 // attach makes conn the session's connection.
-func (s *Session) attach(conn net.Conn) {
+func (s *Session) attach(conn io.ReadWriteCloser) {
 	s.in = &budgetReader{r: bufio.NewReader(conn)}
 	s.conn, s.enc, s.dec = conn, gob.NewEncoder(conn), gob.NewDecoder(s.in)
 }

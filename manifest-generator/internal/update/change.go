@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/copyback"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
@@ -64,7 +65,8 @@ func (c *change) open() error {
 	}
 	c.configPath = configPath
 	c.session, err = c.Runner.Session(c.dir, runner.Options{Path: c.Path, Env: t.Env, DefaultTimeout: t.Timeout,
-		MaxOutput: c.MaxOutput, Track: c.cfg.CommandUpdated != nil})
+		MaxOutput: c.MaxOutput, Track: c.cfg.CommandUpdated != nil,
+		Owner: runner.OwnerOf(generatorv1.GroupVersion.String(), generatorv1.ManifestUpdateKind, c.req.Update)})
 	return err
 }
 

@@ -1,0 +1,55 @@
+package runner
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+)
+
+// sessionArg is the subcommand of a session that runs in a pod of its own (internal/sessionpod):
+// the pod is the session, the controller speaks the session protocol on its standard input and
+// output (an attach), and the container runtime, not a pool of users, keeps it from every other
+// session: its processes, System V IPC, files and memory go with the pod.
+const sessionArg = "session"
+
+// sessionMain serves one session on standard input and output, in a fresh directory under
+// --workdir, then exits. The session's limits apply as in the runner; RLIMIT_NPROC too, as the
+// pod runs as a user no other session has.
+func sessionMain(args []string, log *slog.Logger) int {
+	fs := flag.NewFlagSet("runner session", flag.ContinueOnError)
+	workdir := fs.String("workdir", "/work", "The directory of the session's tree, HOME and TMPDIR (a volume of the pod).")
+	limits := DefaultLimits
+	limits.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := limits.validate(); err != nil {
+		log.Error("session", "error", err)
+		return 2
+	}
+	dir, err := os.MkdirTemp(*workdir, "session-")
+	if err != nil {
+		log.Error("session", "error", err)
+		return 1
+	}
+	if err := runJob(stdio{bufio.NewReaderSize(os.Stdin, 64<<10), os.Stdout}, dir, jobConfig{Limits: limits, PerUser: true, Pod: true}); err != nil {
+		log.Error("session", "error", fmt.Sprint(err))
+		return 1
+	}
+	return 0
+}
+
+// stdio is the session's connection: the attach's standard input and output.
+type stdio struct {
+	io.Reader
+	io.Writer
+}
+
+// SessionArgs are the arguments of the controller's binary that serve one session in a pod:
+// its files in workdir, under l.
+func SessionArgs(workdir string, l Limits) []string {
+	return append([]string{"runner", sessionArg, "--workdir", workdir}, l.args()...)
+}
