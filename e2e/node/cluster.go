@@ -101,9 +101,9 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 	return c, nil
 }
 
-// KubernetesServiceIP is the kubernetes Service's address: the first of envtest's service range
-// (10.0.0.0/24).
-const KubernetesServiceIP = "10.0.0.1"
+// KubernetesServiceIP is the kubernetes Service's address: the first of the control plane's
+// Service range (testenv.ServiceCIDR, 10.96.0.0/12).
+const KubernetesServiceIP = "10.96.0.1"
 
 // bridgeAddress is the pods' gateway: the first address of podCIDR, which the CNI bridge
 // (isGateway) takes.
@@ -140,6 +140,7 @@ func startInClusterControlPlane(certDir string, certs *apiServerCerts, gateway n
 	api.Configure().
 		Disable("disable-admission-plugins").
 		Set("advertise-address", gateway.String()).
+		Set("service-cluster-ip-range", testenv.ServiceCIDR).
 		Set("service-account-key-file", certs.SigningKeyFile).
 		Set("service-account-signing-key-file", certs.SigningKeyFile)
 	env := &envtest.Environment{

@@ -20,8 +20,8 @@ import (
 const CoreDNSImage = "sluice.local/coredns:dev"
 
 // DefaultDNSServiceIP is the cluster DNS service's address when Options.DNSServiceIP is empty:
-// one of envtest's service range (10.0.0.0/24).
-const DefaultDNSServiceIP = "10.0.0.10"
+// kubeadm's, in the control plane's Service range (testenv.ServiceCIDR, 10.96.0.0/12).
+const DefaultDNSServiceIP = "10.96.0.10"
 
 // corefile serves the cluster's names only: no forward plugin, since a node's pods reach nothing
 // beyond the host. It listens on an unprivileged port (the Service maps 53 to it), so CoreDNS

@@ -22,7 +22,7 @@ import (
 const Name = "localhost"
 
 // DefaultPodCIDR is the pods' address range when Options.PodCIDR is empty: private, and apart
-// from envtest's service range (10.0.0.0/24).
+// from the control plane's Service range (testenv.ServiceCIDR, 10.96.0.0/12).
 const DefaultPodCIDR = "10.213.0.0/24"
 
 // Controllers are the kube-controller-manager controllers a node needs besides those of the

@@ -18,6 +18,10 @@ import (
 // Binaries are the programs envtest needs in bin/.
 var Binaries = []string{"kube-apiserver", "etcd"}
 
+// ServiceCIDR is the Service range of the test API server: kubeadm's and kind's default, which
+// deploy/ gives the controllers' --service-cidr (envtest's own is 10.0.0.0/24).
+const ServiceCIDR = "10.96.0.0/12"
+
 // Options configure Start.
 type Options struct {
 	// Scheme for the returned client; client-go's scheme when nil.
@@ -56,6 +60,7 @@ func Start(opts Options) (*Env, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
 	}
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", ServiceCIDR)
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting the test control plane from %s: %w", binDir, err)
