@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/e2e/harness"
+	"github.com/sluice-gitops/sluice/shared/testenv"
 )
 
 // The harness gives each controller the flags of its Deployment in deploy/ that decide what
@@ -23,10 +24,14 @@ func TestHarnessGivesTheControllersTheFlagsOfDeploy(t *testing.T) {
 	for _, name := range harness.Controllers {
 		deployed := deploymentArgs(t, objects, name)
 		g.Expect(deployed).To(ContainElements(harness.DefaultArgs[name]), name)
-		if v, ok := flagValue(deployed, "--default-service-account"); ok {
-			g.Expect(harness.DefaultArgs[name]).To(ContainElement("--default-service-account="+v), name)
+		for _, flag := range []string{"--default-service-account", "--service-cidr"} {
+			if v, ok := flagValue(deployed, flag); ok {
+				g.Expect(harness.DefaultArgs[name]).To(ContainElement(flag+"="+v), name)
+			}
 		}
 	}
+	// The Service range deploy/ sets is the one of the tests' API server.
+	g.Expect(harness.DefaultArgs).To(HaveKeyWithValue("resourceset-controller", ContainElement("--service-cidr="+testenv.ServiceCIDR)))
 	g.Expect(harness.DefaultArgs).To(HaveKeyWithValue("resourceset-controller", ContainElement("--default-service-account=default")))
 	g.Expect(harness.DefaultArgs).To(HaveKeyWithValue("manifest-generator", ContainElement("--default-service-account=default")))
 }

@@ -25,9 +25,12 @@ import (
 // it lets objects do: the resourceset-controller and the manifest-generator apply what an object
 // outside their own namespace (RUNTIME_NAMESPACE, sluice-system) generates, when it names no
 // spec.serviceAccountName, as its namespace's "default" ServiceAccount, which has no rights
-// unless granted. StartController puts them before the caller's flags, which may override them.
+// unless granted; the resourceset-controller's ExternalServices reach no address of the
+// cluster's Service range (deploy/'s, kubeadm's and kind's, which the test API server uses too:
+// testenv.ServiceCIDR). StartController puts them before the caller's flags, which may override
+// them.
 var DefaultArgs = map[string][]string{
-	"resourceset-controller": {"--default-service-account=default"},
+	"resourceset-controller": {"--default-service-account=default", "--service-cidr=" + testenv.ServiceCIDR},
 	"manifest-generator":     {"--default-service-account=default"},
 }
 
