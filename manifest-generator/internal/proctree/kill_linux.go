@@ -52,7 +52,7 @@ func KillDescendants(pid int, keep ...int) int {
 	return killed
 }
 
-// KillUser sends SIGKILL to every process that has uid as one of its user ids (real,
+// KillUser sends SIGKILL to every process that has uid as one of its user ids (UIDs: real,
 // effective, saved or filesystem), whatever its state or its place in the process tree, and
 // repeats until none of them is left or timeout has passed. The dead zombies of uid whose
 // parent is the caller are reaped; those of other parents are dead and left to them. It

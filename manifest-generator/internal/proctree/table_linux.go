@@ -1,9 +1,9 @@
 package proctree
 
 import (
-	"bufio"
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,24 +13,11 @@ type Process struct {
 	Pid, PPid int
 	// State is the state letter of its main thread (R, S, D, Z...).
 	State byte
-	// UIDs are its real, effective, saved and filesystem user ids.
-	UIDs [4]int
 	// Live is set while a thread of the process runs. A process whose main thread ended
 	// (pthread_exit) shows as a zombie (Z) while its other threads go on: it is live, and
 	// kill(pid, SIGKILL) reaches those threads. A zombie without threads is dead: it only
 	// waits for its parent to reap it.
 	Live bool
-}
-
-// HasUID reports whether uid is one of p's user ids (real, effective, saved or filesystem):
-// the process then holds that user's rights, or may take them back.
-func (p Process) HasUID(uid int) bool {
-	for _, u := range p.UIDs {
-		if u == uid {
-			return true
-		}
-	}
-	return false
 }
 
 // Table is a snapshot of the processes of /proc.
@@ -56,12 +43,12 @@ func Snapshot() Table {
 	return t
 }
 
-// OfUser returns the processes that have uid as one of their user ids, dead zombies included
-// (their Live is false).
+// OfUser returns the processes that have uid as one of their user ids (UIDs), dead zombies
+// included (their Live is false).
 func (t Table) OfUser(uid int) []Process {
 	var out []Process
 	for _, p := range t {
-		if p.HasUID(uid) {
+		if ids, ok := UIDs(p.Pid); ok && slices.Contains(ids[:], uid) {
 			out = append(out, p)
 		}
 	}
@@ -97,47 +84,55 @@ func (t Table) Descendants(root int, keep ...int) []Process {
 	return out
 }
 
-// readProcess reads pid's parent, state and user ids from /proc/<pid>/status (whose Name
-// line escapes newlines, so no line of it can be forged by a command's name), and whether a
-// thread of it is live.
-func readProcess(pid int) (Process, bool) {
+// UIDs reads the real, effective, saved and filesystem user ids of pid from
+// /proc/<pid>/status (whose Name line escapes newlines: no line of it can be forged by a
+// command's name). A process holds the rights of each of them, or may take them back.
+func UIDs(pid int) (ids [4]int, ok bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return ids, false
+	}
+	for line := range bytes.Lines(data) {
+		value, found := bytes.CutPrefix(line, []byte("Uid:"))
+		if !found {
+			continue
+		}
+		f := strings.Fields(string(value))
+		if len(f) != len(ids) {
+			return ids, false
+		}
+		for i := range f {
+			if ids[i], err = strconv.Atoi(f[i]); err != nil {
+				return ids, false
+			}
+		}
+		return ids, true
+	}
+	return ids, false
+}
+
+// readProcess reads pid's parent and state from /proc/<pid>/stat, and whether a thread of it
+// is live.
+func readProcess(pid int) (Process, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return Process{}, false
 	}
-	p := Process{Pid: pid}
-	var haveState, havePPid, haveUID bool
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		key, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		value = strings.TrimSpace(value)
-		switch key {
-		case "State":
-			if value != "" {
-				p.State, haveState = value[0], true
-			}
-		case "PPid":
-			p.PPid, err = strconv.Atoi(value)
-			havePPid = err == nil
-		case "Uid":
-			f := strings.Fields(value)
-			if len(f) != 4 {
-				return Process{}, false
-			}
-			haveUID = true
-			for i := range f {
-				if p.UIDs[i], err = strconv.Atoi(f[i]); err != nil {
-					haveUID = false
-				}
-			}
-		}
-	}
-	if !haveState || !havePPid || !haveUID {
+	// The command name, in parentheses, may hold spaces and parentheses: the fields follow
+	// its last ')'.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
 		return Process{}, false
 	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 2 || fields[0] == "" {
+		return Process{}, false
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return Process{}, false
+	}
+	p := Process{Pid: pid, PPid: ppid, State: fields[0][0]}
 	p.Live = !dead(p.State) || liveThread(pid)
 	return p, true
 }
@@ -163,8 +158,7 @@ func liveThread(pid int) bool {
 	return false
 }
 
-// taskState reads the state letter of /proc/.../stat. The command name, in parentheses, may
-// hold spaces and parentheses: the state follows its last ')'.
+// taskState reads the state letter of /proc/.../stat: it follows the command name's last ')'.
 func taskState(path string) (byte, bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
