@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -15,9 +16,16 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 )
 
-// startLocal starts a runner of its own for a test that stops it.
+// startLocal starts a runner of its own for a test that stops it. Without users in opts, it
+// gets ten of its own, not those of the package's runner (nor of the runner a previous test may
+// still be stopping): a runner kills every process of a session's user when the session ends,
+// so two runners must never share users.
 func startLocal(t *testing.T, opts runner.LocalOptions) *runner.Local {
 	t.Helper()
+	if opts.Users == (runner.Users{}) {
+		first := 65800 + 10*(localRunners.Add(1)%20)
+		opts.Users = runner.Users{First: int(first), Last: int(first) + 9}
+	}
 	l, err := runner.StartLocal(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +33,9 @@ func startLocal(t *testing.T, opts runner.LocalOptions) *runner.Local {
 	t.Cleanup(l.Stop)
 	return l
 }
+
+// localRunners counts the runners startLocal started.
+var localRunners atomic.Int64
 
 // A local runner started by root runs its sessions as the users it is given; Stop ends it, and
 // its sessions fail from then on.
