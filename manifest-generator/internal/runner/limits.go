@@ -3,6 +3,7 @@ package runner
 import (
 	"flag"
 	"fmt"
+	"os"
 	"strconv"
 	"syscall"
 	"time"
@@ -102,7 +103,8 @@ func (l Limits) validate() error {
 
 // apply sets the resource limits of the calling process (soft and hard: the commands cannot
 // raise them again); the processes it starts inherit them. perUser says the process runs as a
-// user of its own, so that RLIMIT_NPROC counts only the session.
+// user of its own, so that RLIMIT_NPROC counts only the session, and the disk meter counts the
+// open files of every process of that user.
 func (l Limits) apply(perUser bool) error {
 	set := func(what string, resource int, v uint64) error {
 		if err := unix.Setrlimit(resource, &unix.Rlimit{Cur: v, Max: v}); err != nil {
@@ -114,6 +116,7 @@ func (l Limits) apply(perUser bool) error {
 		if err := set("process", unix.RLIMIT_NPROC, uint64(l.MaxProcesses)); err != nil {
 			return err
 		}
+		sessionUser = os.Getuid()
 	}
 	if err := set("file size", unix.RLIMIT_FSIZE, uint64(l.MaxFileSize)); err != nil {
 		return err
