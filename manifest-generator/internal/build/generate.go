@@ -22,7 +22,7 @@ func generate(ctx context.Context, x fluxyaml.Executor, root, target string, sch
 		return nil, contentError(err)
 	}
 	if !found {
-		objs, err := fluxyaml.ReadRaw(root, target)
+		objs, err := fluxyaml.ReadRaw(root, target, limits)
 		if err != nil {
 			return nil, contentError(err)
 		}

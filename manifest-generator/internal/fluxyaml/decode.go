@@ -1,7 +1,6 @@
 package fluxyaml
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -27,7 +26,9 @@ type decoded struct {
 type docError struct {
 	index, item int
 	syntax      bool
-	reason      string
+	// tooLarge is a document over MaxDocumentSize or MaxDocumentNodes, refused unread.
+	tooLarge bool
+	reason   string
 }
 
 func (e *docError) Error() string {
@@ -49,107 +50,174 @@ func docPosition(index, item int) string {
 // at all (no apiVersion or kind, or not a mapping), as Flux v1 did, and
 // kustomize's own config files. Duplicate keys are an error in an object:
 // the plain YAML decoders would silently keep the last one.
-func decodeObjects(data []byte, lenient bool) ([]decoded, error) {
-	docs, err := splitDocuments(data)
-	if err != nil {
-		return nil, err
-	}
-	var out []decoded
-	for index, raw := range docs {
-		if raw.err != nil && !lenient {
-			return nil, &docError{index: index, item: -1, syntax: true, reason: raw.err.Error()}
-		}
-		js := bytes.TrimSpace(raw.json)
-		if len(js) == 0 || string(js) == "null" {
-			continue
-		}
-		// sigs.k8s.io/json keeps integers as int64, as unstructured
-		// expects, and reports duplicate fields of JSON input.
-		var v any
-		strictErrs, err := kjson.UnmarshalStrict(js, &v)
-		if err != nil {
-			return nil, &docError{index: index, item: -1, syntax: true, reason: err.Error()}
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			if lenient {
-				continue
-			}
-			return nil, &docError{index: index, item: -1, reason: fmt.Sprintf("%s, not a mapping", describeValue(v))}
-		}
-		if lenient && !looksLikeObject(m) {
-			continue
-		}
-		if raw.err != nil {
-			return nil, &docError{index: index, item: -1, syntax: true, reason: raw.err.Error()}
-		}
-		if len(strictErrs) > 0 {
-			return nil, &docError{index: index, item: -1, syntax: true, reason: strictErrs[0].Error()}
-		}
-		objs, err := expand(m, index)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, objs...)
-	}
-	return out, nil
-}
-
-// document is one document of a stream as JSON. err is set when the
-// document is valid YAML only with duplicate keys (json then holds the
-// lenient conversion).
-type document struct {
-	json []byte
-	err  error
-}
-
-// splitDocuments cuts data into documents: a stream of JSON values when it
-// starts like JSON and decodes as such, otherwise YAML documents split by
-// apimachinery's YAMLReader (the splitter behind its YAMLOrJSONDecoder).
-func splitDocuments(data []byte) ([]document, error) {
+//
+// The documents are decoded one at a time, and each is checked before it is
+// converted (checkDocument: MaxDocumentSize, MaxDocumentNodes), so that what a
+// stream holds beyond the objects kept so far is one document's conversion;
+// the nodes of the objects kept are counted in budget (nil: no budget), which
+// ends the decode with a *LimitError as soon as it is spent.
+func decodeObjects(data []byte, lenient bool, budget *nodeBudget) ([]decoded, error) {
 	if utilyaml.IsJSONBuffer(data) {
-		if docs, err := splitJSON(data); err == nil {
-			return docs, nil
+		spent := budget.spent()
+		d := &decoder{lenient: lenient, budget: budget}
+		if isJSON, err := d.jsonStream(data); isJSON {
+			return d.out, err
 		}
 		// Not JSON after all: a YAML flow mapping also starts with "{".
+		budget.reset(spent)
 	}
-	var docs []document
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	d := &decoder{lenient: lenient, budget: budget}
+	return d.out, d.yamlStream(data)
+}
+
+// decoder holds the objects of one stream decoded so far.
+type decoder struct {
+	lenient bool
+	budget  *nodeBudget
+	out     []decoded
+}
+
+// yamlStream decodes the documents of a YAML stream, in order, converting each to JSON only
+// once checkDocument has accepted it.
+func (d *decoder) yamlStream(data []byte) error {
+	docs := yamlDocuments{data: data}
 	for index := 0; ; index++ {
-		doc, err := r.Read()
+		span, err := docs.next()
 		if errors.Is(err, io.EOF) {
-			return docs, nil
+			return nil
 		}
 		if err != nil {
-			return nil, &docError{index: index, item: -1, syntax: true, reason: err.Error()}
+			return &docError{index: index, item: -1, syntax: true, reason: err.Error()}
 		}
+		if err := checkDocument(index, span); err != nil {
+			return err
+		}
+		doc := docs.normalize(span)
 		js, err := yaml.YAMLToJSONStrict(doc)
-		if err == nil {
-			docs = append(docs, document{json: js})
-			continue
+		var strictErr error
+		if err != nil {
+			lenientJS, lerr := yaml.YAMLToJSON(doc)
+			if lerr != nil {
+				return &docError{index: index, item: -1, syntax: true, reason: oneLine(lerr)}
+			}
+			// Valid YAML only with duplicate keys: an error in an object, but a raw file's
+			// document that is no object is skipped all the same.
+			js, strictErr = lenientJS, errors.New(oneLine(err))
 		}
-		lenientJS, lerr := yaml.YAMLToJSON(doc)
-		if lerr != nil {
-			return nil, &docError{index: index, item: -1, syntax: true, reason: oneLine(lerr)}
+		if err := d.document(index, js, strictErr); err != nil {
+			return err
 		}
-		docs = append(docs, document{json: lenientJS, err: errors.New(oneLine(err))})
 	}
 }
 
-func splitJSON(data []byte) ([]document, error) {
-	var docs []document
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if errors.Is(err, io.EOF) {
-			return docs, nil
+// jsonStream decodes data as a stream of JSON values. isJSON is false when data is not one
+// (a syntax error in any value, as before the stream was decoded document by document), and
+// then what was decoded is to be dropped: the stream is YAML. An error in a document is
+// returned only once the rest of the stream has been read as JSON, so that YAML is never
+// refused for an error it does not have as YAML.
+func (d *decoder) jsonStream(data []byte) (isJSON bool, err error) {
+	// The decoder reads no further than MaxDocumentSize past the start of the value it
+	// decodes: a larger value is refused without being held.
+	r := &windowReader{data: data}
+	dec := json.NewDecoder(r)
+	end := 0
+	for index := 0; ; index++ {
+		start := end
+		for start < len(data) && isJSONSpace(data[start]) {
+			start++
+		}
+		r.grow(start + MaxDocumentSize + 1)
+		var v skipValue
+		derr := dec.Decode(&v)
+		if errors.Is(derr, io.EOF) {
+			return true, err
+		}
+		truncated := r.limit < len(data)
+		if derr != nil && !(errors.Is(derr, io.ErrUnexpectedEOF) && truncated) {
+			return false, nil
+		}
+		end = int(dec.InputOffset())
+		if derr != nil || (truncated && end >= r.limit) {
+			// Valid JSON for MaxDocumentSize bytes and more: a document too large to read
+			// further, whether the rest of the stream is JSON or not.
+			if err == nil {
+				err = tooLarge(index, -1)
+			}
+			return true, err
 		}
 		if err != nil {
-			return nil, err
+			continue // only checking that the rest is JSON
 		}
-		docs = append(docs, document{json: raw})
+		doc := data[start:end]
+		if err = checkDocument(index, doc); err == nil {
+			err = d.document(index, doc, nil)
+		}
 	}
+}
+
+// document decodes one document's JSON into objects: js is dropped when it returns. strictErr
+// is the error of a YAML document that is valid only with duplicate keys.
+func (d *decoder) document(index int, js []byte, strictErr error) error {
+	js = bytes.TrimSpace(js)
+	if len(js) == 0 || string(js) == "null" {
+		return nil
+	}
+	// sigs.k8s.io/json keeps integers as int64, as unstructured
+	// expects, and reports duplicate fields of JSON input.
+	var v any
+	strictErrs, err := kjson.UnmarshalStrict(js, &v)
+	if err != nil {
+		return &docError{index: index, item: -1, syntax: true, reason: err.Error()}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		if d.lenient {
+			return nil
+		}
+		return &docError{index: index, item: -1, reason: fmt.Sprintf("%s, not a mapping", describeValue(v))}
+	}
+	if d.lenient && !looksLikeObject(m) {
+		return nil
+	}
+	if strictErr != nil {
+		return &docError{index: index, item: -1, syntax: true, reason: strictErr.Error()}
+	}
+	if len(strictErrs) > 0 {
+		return &docError{index: index, item: -1, syntax: true, reason: strictErrs[0].Error()}
+	}
+	objs, err := expand(m, index)
+	if err != nil {
+		return err
+	}
+	if err := d.budget.spend(countNodes(m)); err != nil {
+		return err
+	}
+	d.out = append(d.out, objs...)
+	return nil
+}
+
+// skipValue is a JSON value that is read (and checked) but not decoded.
+type skipValue struct{}
+
+func (*skipValue) UnmarshalJSON([]byte) error { return nil }
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// windowReader reads data up to limit, which only grows.
+type windowReader struct {
+	data       []byte
+	pos, limit int
+}
+
+func (r *windowReader) grow(limit int) { r.limit = max(r.limit, min(limit, len(r.data))) }
+
+func (r *windowReader) Read(p []byte) (int, error) {
+	if r.pos >= r.limit {
+		return 0, io.EOF
+	}
+	n := copy(p, r.data[r.pos:r.limit])
+	r.pos += n
+	return n, nil
 }
 
 // oneLine joins yaml.v2's multi-line errors.

@@ -37,8 +37,8 @@ func FuzzDecodeObjects(f *testing.F) {
 		if len(data) > 4096 {
 			return
 		}
-		strict, strictErr := decodeObjects(data, false)
-		lenient, lenientErr := decodeObjects(data, true)
+		strict, strictErr := decodeObjects(data, false, nil)
+		lenient, lenientErr := decodeObjects(data, true, nil)
 		for _, err := range []error{strictErr, lenientErr} {
 			var de *docError
 			if err != nil && !errors.As(err, &de) {
@@ -84,7 +84,7 @@ func FuzzDecodeObjects(f *testing.F) {
 			stream.Write(b)
 			stream.WriteByte('\n')
 		}
-		again, err := decodeObjects(stream.Bytes(), false)
+		again, err := decodeObjects(stream.Bytes(), false, nil)
 		if err != nil {
 			t.Fatalf("the objects written back do not decode: %v", err)
 		}

@@ -64,7 +64,7 @@ func GenerateObjects(ctx context.Context, x Executor, root, targetPath, configPa
 	var generators []Command
 	switch {
 	case cfg.ScanForFiles != nil:
-		objs, err := ReadRawObjects(root, targetPath)
+		objs, err := readRawObjects(root, targetPath, limits.nodeBudget(configPath))
 		if err != nil {
 			return nil, err
 		}
@@ -93,6 +93,7 @@ func GenerateObjects(ctx context.Context, x Executor, root, targetPath, configPa
 	}
 	var out []Generated
 	var printed int64
+	budget := limits.nodeBudget(configPath)
 	seen := map[string]Generated{}
 	for i, g := range generators {
 		stdout, err := x.Run(ctx, g, dir, nil)
@@ -108,11 +109,16 @@ func GenerateObjects(ctx context.Context, x Executor, root, targetPath, configPa
 		if err := limits.checkOutput(configPath, printed); err != nil {
 			return nil, err
 		}
-		found, err := decodeObjects(stdout, false)
+		found, err := decodeObjects(stdout, false, budget)
 		if err != nil {
 			var de *docError
-			if errors.As(err, &de) && de.syntax {
+			switch {
+			case !errors.As(err, &de):
+				return nil, err // *LimitError
+			case de.syntax:
 				return nil, &ManifestError{Msg: fmt.Sprintf("generator %q of %s printed output that is not valid YAML or JSON: %v", g.Command, configPath, err)}
+			case de.tooLarge:
+				return nil, &ManifestError{Msg: fmt.Sprintf("generator %q of %s printed a document too large to decode: %v; print the objects of a List as documents of their own", g.Command, configPath, err)}
 			}
 			return nil, &ManifestError{Msg: fmt.Sprintf("generator %q of %s printed a document that is not a Kubernetes object: %v", g.Command, configPath, err)}
 		}

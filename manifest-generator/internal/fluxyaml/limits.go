@@ -9,6 +9,12 @@ const (
 	DefaultMaxGenerators             = 20
 	DefaultMaxGenerationOutput int64 = 128 << 20
 	DefaultMaxObjects                = 20_000
+	// DefaultMaxOutputNodes is 2,000,000 nodes, room for 10,000 ordinary objects of 20 to 150
+	// nodes (a Deployment of one container with ports, env, resources and a probe is 41, a
+	// Service 13) or 500 large CRDs. Decoded, a node of ordinary objects takes about 160 bytes
+	// (320 MB at the limit, measured with the objects of BenchmarkDecodeOrdinaryOutput); the
+	// densest YAML, nested mappings of one key, about 300 (600 MB).
+	DefaultMaxOutputNodes int64 = 2_000_000
 )
 
 // Limits bound what the generators of one target path produce together, so that one
@@ -21,6 +27,11 @@ type Limits struct {
 	MaxOutput int64
 	// MaxObjects is the number of objects the target path may produce.
 	MaxObjects int
+	// MaxOutputNodes is the number of YAML nodes (mappings, sequences and scalars) of the
+	// objects the target path may produce: what their decoded form takes in memory, which
+	// the number of objects does not bound. Each document is decoded, counted and checked in
+	// turn, so a stream over the limit is refused with at most one document decoded past it.
+	MaxOutputNodes int64
 	// Names are the settings that set the limits, named in errors (e.g. the controller's flags);
 	// see LimitError.
 	Names LimitNames
@@ -28,13 +39,13 @@ type Limits struct {
 
 // LimitNames name the setting behind each limit, so that an error says what to raise.
 type LimitNames struct {
-	Generators, Output, Objects string
+	Generators, Output, Objects, Nodes string
 }
 
 // LimitError says which limit a target path went over, and by how much.
 type LimitError struct {
 	ConfigFile string
-	// What is "generators", "bytes of output" or "objects".
+	// What is "generators", "bytes of output", "objects" or "nodes".
 	What string
 	// Value is what was counted when the limit was hit (a lower bound for output and objects:
 	// generation stops at the first generator that goes over).
@@ -51,6 +62,8 @@ func (e *LimitError) Error() string {
 		msg = fmt.Sprintf("%s lists %d generators, over the limit of %d", e.ConfigFile, e.Value, e.Limit)
 	case "objects":
 		msg = fmt.Sprintf("%s gives %d objects, over the limit of %d", e.ConfigFile, e.Value, e.Limit)
+	case "nodes":
+		msg = fmt.Sprintf("%s gives at least %d YAML nodes (mappings, sequences and scalars), over the limit of %d", e.ConfigFile, e.Value, e.Limit)
 	default:
 		msg = fmt.Sprintf("the generators of %s printed %d %s, over the limit of %d", e.ConfigFile, e.Value, e.What, e.Limit)
 	}

@@ -25,9 +25,10 @@ type Object struct {
 }
 
 // ReadRaw returns the Kubernetes objects in the YAML and JSON files under
-// targetPath; see ReadRawObjects.
-func ReadRaw(root, targetPath string) ([]*unstructured.Unstructured, error) {
-	objs, err := ReadRawObjects(root, targetPath)
+// targetPath; see ReadRawObjects. Their nodes count against
+// limits.MaxOutputNodes (a *LimitError when they are more).
+func ReadRaw(root, targetPath string, limits Limits) ([]*unstructured.Unstructured, error) {
+	objs, err := readRawObjects(root, targetPath, limits.nodeBudget("path '"+targetPath+"'"))
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +46,16 @@ func ReadRaw(root, targetPath string) ([]*unstructured.Unstructured, error) {
 // same object defined twice is an error naming both places.
 //
 // Files are read through os.Root: a symlinked file pointing out of the
-// artifact is an error, and symlinked directories are not followed.
+// artifact is an error, and symlinked directories are not followed. A
+// document over MaxDocumentSize or MaxDocumentNodes is an error, even in a
+// file that holds no Kubernetes object: it is refused before it is read.
 func ReadRawObjects(root, targetPath string) ([]Object, error) {
+	return readRawObjects(root, targetPath, nil)
+}
+
+// readRawObjects is ReadRawObjects counting the nodes of the objects in
+// budget (nil: none).
+func readRawObjects(root, targetPath string, budget *nodeBudget) ([]Object, error) {
 	rel, err := cleanTarget(targetPath)
 	if err != nil {
 		return nil, err
@@ -94,8 +103,15 @@ func ReadRawObjects(root, targetPath string) ([]Object, error) {
 			return err
 		}
 		file := filepath.FromSlash(p)
-		found, err := decodeObjects(data, true)
+		found, err := decodeObjects(data, true, budget)
 		if err != nil {
+			var de *docError
+			switch {
+			case !errors.As(err, &de):
+				return err // *LimitError
+			case de.tooLarge:
+				return &ManifestError{Msg: fmt.Sprintf("file %s holds a document too large to decode: %v; split it, or move the file out of the path when it holds no Kubernetes objects", file, err)}
+			}
 			return &ManifestError{Msg: fmt.Sprintf("file %s is not valid: %v", file, err)}
 		}
 		for _, f := range found {
@@ -114,6 +130,10 @@ func ReadRawObjects(root, targetPath string) ([]Object, error) {
 		var me *ManifestError
 		if errors.As(err, &me) {
 			return nil, me
+		}
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, le
 		}
 		return nil, fmt.Errorf("reading manifests under %q: %w", targetPath, err)
 	}

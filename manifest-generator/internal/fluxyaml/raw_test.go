@@ -51,11 +51,11 @@ items:
 		{"Namespace/apps", "apps/c.json", 0, -1},
 	}))
 
-	plain, err := ReadRaw(root, "apps")
+	plain, err := ReadRaw(root, "apps", Limits{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(plain).To(HaveLen(5))
 
-	all, err := ReadRaw(root, "")
+	all, err := ReadRaw(root, "", Limits{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(all).To(HaveLen(6))
 }
@@ -106,7 +106,7 @@ func TestReadRawErrors(t *testing.T) {
 		})
 		g.Expect(os.Symlink("../shared/cm.yaml", filepath.Join(root, "apps", "cm.yaml"))).To(Succeed())
 		g.Expect(os.Symlink("../shared", filepath.Join(root, "apps", "dir"))).To(Succeed())
-		objs, err := ReadRaw(root, "apps")
+		objs, err := ReadRaw(root, "apps", Limits{})
 		g.Expect(err).NotTo(HaveOccurred())
 		// The linked file is read; the linked directory is not followed.
 		g.Expect(objs).To(HaveLen(2))
@@ -114,7 +114,7 @@ func TestReadRawErrors(t *testing.T) {
 	})
 	t.Run("target outside the root", func(t *testing.T) {
 		g := NewWithT(t)
-		_, err := ReadRaw(t.TempDir(), "../..")
+		_, err := ReadRaw(t.TempDir(), "../..", Limits{})
 		g.Expect(err).To(MatchError(ContainSubstring("outside the artifact root")))
 	})
 }
