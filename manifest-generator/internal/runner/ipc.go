@@ -150,23 +150,33 @@ func init() {
 	}
 }
 
-// asUser runs f on an OS thread of its own whose effective user is uid; the runner's other
+// asUser runs f on an OS thread whose effective user is uid for the while; the runner's other
 // threads keep theirs. The raw setresuid changes the calling thread only (the syscall package's
 // changes every thread), and needs CAP_SETUID, which the runner has to start sessions. The
-// thread keeps the runner's real and saved user, but loses its effective capabilities, as a
-// thread whose effective user is not root does. It is locked and never unlocked, so the Go
-// runtime ends it with the goroutine: nothing else ever runs with its user, and the runtime
-// starts its new threads from a clean thread, never from a locked one.
+// thread keeps the runner's real and saved user, so it may take root back, and with it its
+// effective capabilities, which a thread whose effective user is not root loses. The goroutine
+// is locked to the thread meanwhile, so nothing else runs with uid, and the runtime starts no
+// new thread from a locked one. The thread must not end: the session processes it may have
+// started would get their parent-death signal (Pdeathsig) and die with it. So it takes root
+// back before it is unlocked, and if it could not (which the saved user rules out), it stays
+// locked and parked for good.
 func asUser(uid int, f func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		keep := ^uintptr(0) // -1: unchanged
 		if _, _, e := syscall.RawSyscall(sysSetresuid, keep, uintptr(uid), keep); e != 0 {
+			runtime.UnlockOSThread()
 			done <- fmt.Errorf("taking user %d on a thread: %w", uid, e)
 			return
 		}
-		done <- f()
+		err := f()
+		if _, _, e := syscall.RawSyscall(sysSetresuid, keep, 0, keep); e != 0 {
+			done <- errors.Join(err, fmt.Errorf("taking root back on the thread of user %d: %w", uid, e))
+			select {}
+		}
+		runtime.UnlockOSThread()
+		done <- err
 	}()
 	return <-done
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -175,8 +178,8 @@ type server struct {
 const (
 	// killUserTimeout bounds one attempt at killing the processes of a session's user.
 	killUserTimeout = 5 * time.Second
-	// killUserRetry is the pause between two attempts at clearing a session's user, when a
-	// process or an IPC object of it resisted.
+	// killUserRetry is the longest pause between two attempts at clearing a session's user,
+	// when a process or an IPC object of it resisted: the pauses double from a second to it.
 	killUserRetry = 30 * time.Second
 )
 
@@ -257,6 +260,7 @@ func (s *server) endSession(uid int, dir string) {
 		_ = RemoveTree(dir)
 		return
 	}
+	pause := time.Second
 	for attempt := 0; ; attempt++ {
 		left := proctree.KillUser(uid, killUserTimeout)
 		if attempt == 0 {
@@ -273,19 +277,36 @@ func (s *server) endSession(uid int, dir string) {
 				break
 			}
 			s.log.Error("removing the System V IPC objects of a session's user: the user goes to no other session until they are gone",
-				"uid", uid, "error", err, "retryIn", killUserRetry.String())
+				"uid", uid, "error", err, "retryIn", pause.String())
 		} else {
 			s.log.Error("processes of a session's user survive SIGKILL: the user goes to no other session while they run",
-				"uid", uid, "pids", fmt.Sprint(left), "retryIn", killUserRetry.String())
+				"uid", uid, "processes", describe(left), "retryIn", pause.String())
 		}
 		select {
 		case <-s.stopped:
 			return
-		case <-time.After(killUserRetry):
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, killUserRetry)
 	}
 	removeFilesOf(uid, sharedScratchDirs)
 	s.users.release(uid)
+}
+
+// describe names processes for the log: pid, command name and state, as /proc/<pid>/stat has
+// them (a process stuck in the kernel is in state D).
+func describe(pids []int) string {
+	names := make([]string, 0, len(pids))
+	for _, pid := range pids {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		end := bytes.LastIndexByte(stat, ')')
+		if err != nil || end < 0 || len(stat) < end+3 {
+			names = append(names, strconv.Itoa(pid)+" (gone)")
+			continue
+		}
+		names = append(names, string(stat[:end+1])+" state "+string(stat[end+2]))
+	}
+	return strings.Join(names, ", ")
 }
 
 // emptyDir removes everything in dir.
