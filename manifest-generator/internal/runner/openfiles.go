@@ -143,7 +143,8 @@ func unlinkedOpenBy(pid int, seen map[fileID]int64, total *int64) bool {
 }
 
 // sharesTable reports whether tid shares its descriptor table with one of the threads of
-// read. Without kcmp (a kernel without it) every thread's table is read.
+// read. Without kcmp (a kernel without it, or a seccomp profile that refuses it, as the
+// container runtimes' default profiles do without CAP_SYS_PTRACE) every thread's table is read.
 func sharesTable(tid int, read []int) bool {
 	for _, r := range read {
 		same, _, errno := unix.Syscall6(unix.SYS_KCMP, uintptr(r), uintptr(tid), kcmpFiles, 0, 0, 0)
