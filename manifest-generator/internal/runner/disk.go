@@ -55,10 +55,11 @@ type diskMeter struct {
 	hidden map[int]time.Time
 }
 
-// hiddenGrace is how long a process of the session may hide its open files before the
-// session counts as over its limit: a process the job forks has the job's undumpable memory
-// until it executes its command, which takes microseconds, or longer on a starved machine.
-// What it writes meanwhile goes when it is killed.
+// hiddenGrace is how long a process of the session may hold files the meter cannot measure
+// before the session counts as over its limit: a process the job forks has the job's
+// undumpable memory until it executes its command, which takes microseconds, or longer on a
+// starved machine; a program may unlink a file it maps just before it unmaps it. What it
+// writes meanwhile goes when it is killed.
 const hiddenGrace = time.Second
 
 // checkDisk measures dir and the session's open deleted files once, and reports a
@@ -73,7 +74,7 @@ func checkDisk(dir string, l Limits) error {
 // session's limits: its processes, their open files, its files.
 func (m *diskMeter) check() error {
 	l := m.limits
-	unlinked, hidden := openUnlinkedBytes(l.MaxDisk)
+	unlinked, hidden := openUnlinkedBytes(l.MaxDisk, m.dir)
 	now := time.Now()
 	seen := make(map[int]time.Time, len(hidden))
 	for _, h := range hidden {
@@ -83,7 +84,7 @@ func (m *diskMeter) check() error {
 		}
 		if now.Sub(first) >= hiddenGrace {
 			return &DiskLimitError{What: "bytes", Limit: l.MaxDisk, Flag: flagMaxDisk,
-				Why: fmt.Sprintf("process %d (%s) of the session hides its open files (it is not dumpable): counted as over the limit", h.pid, h.name)}
+				Why: fmt.Sprintf("process %d (%s) of the session %s: counted as over the limit", h.pid, h.name, h.what)}
 		}
 		seen[h.pid] = first
 	}

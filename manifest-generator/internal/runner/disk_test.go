@@ -45,6 +45,30 @@ int main(void) {
 }
 `
 
+// mapSource writes 80 MiB into files that it maps, closes and deletes: the mappings alone hold
+// them, and no descriptor shows them; then it stays.
+const mapSource = `#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int main(void) {
+	static char buf[1 << 20];
+	memset(buf, 'x', sizeof buf);
+	for (int i = 0; i < 5; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "mapped-%d", i);
+		int fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0) return 1;
+		for (int j = 0; j < 16; j++) if (write(fd, buf, sizeof buf) != sizeof buf) return 1;
+		if (mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED) return 1;
+		if (close(fd) != 0 || unlink(name) != 0) return 1;
+	}
+	for (;;) pause();
+}
+`
+
 // The disk limit of a session holds against files its directory walk cannot see: written
 // through a directory the session made unreadable to itself, or deleted while still open. What
 // cannot be measured counts as over the limit, with an error that says so.
@@ -88,6 +112,17 @@ func TestDiskLimitCountsHiddenFiles(t *testing.T) {
 		start := time.Now()
 		ce := runFails(t, g, l, `"`+hide+`"`, 0)
 		g.Expect(ce.Error()).To(MatchRegexp(`: process \d+ \(hide\) of the session hides its open files \(it is not dumpable\): counted as over the limit`))
+		g.Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second), "the command was not stopped")
+	})
+
+	// A file held by a mapping alone cannot be measured (only CAP_SYS_ADMIN may follow
+	// /proc/<pid>/map_files): it counts as over the limit.
+	t.Run("deleted while mapped", func(t *testing.T) {
+		g := NewWithT(t)
+		mapper := proctest.CompileC(t, "mapper", mapSource)
+		start := time.Now()
+		ce := runFails(t, g, l, `"`+mapper+`"`, 0)
+		g.Expect(ce.Error()).To(MatchRegexp(`: process \d+ \(mapper\) of the session maps tree/mapped-\d, a deleted file whose size cannot be measured: counted as over the limit`))
 		g.Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second), "the command was not stopped")
 	})
 
