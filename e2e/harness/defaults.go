@@ -31,7 +31,8 @@ import (
 // them.
 var DefaultArgs = map[string][]string{
 	"resourceset-controller": {"--default-service-account=default", "--service-cidr=" + testenv.ServiceCIDR},
-	"manifest-generator":     {"--default-service-account=default"},
+	"manifest-generator":     {"--default-service-account=default", "--service-cidr=" + testenv.ServiceCIDR},
+	"gating-controller":      {"--service-cidr=" + testenv.ServiceCIDR},
 }
 
 // GatePolicyPath is the admission policy deploy/default installs, relative to the repository root:

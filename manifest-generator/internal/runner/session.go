@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
 )
 
@@ -163,6 +165,7 @@ func (s *Session) call(ctx context.Context, req request) (*response, error) {
 // connect reaches the session's process (the runner's socket, or a pod of its own), opens the
 // session and uploads the tree.
 func (s *Session) connect(ctx context.Context) error {
+	began := time.Now()
 	conn, err := s.client.dial(ctx, s.opts)
 	if err != nil {
 		return err
@@ -172,6 +175,10 @@ func (s *Session) connect(ctx context.Context) error {
 	if _, err := s.roundTrip(ctx, func() error { return s.enc.Encode(&request{Op: opOpen, Open: open}) }); err != nil {
 		return err
 	}
+	// What a session costs to start (a pod's scheduling and start, or the runner's process),
+	// before its tree, in the controller's log.
+	logr.FromContextOrDiscard(ctx).Info("session started", "owner", s.opts.Owner.Namespace+"/"+s.opts.Owner.Name,
+		"inPod", s.client.Dialer != nil, "startSeconds", time.Since(began).Seconds())
 	resp, err := s.roundTrip(ctx, func() error {
 		w := bufio.NewWriterSize(chunkWriter{s.enc}, chunkSize)
 		if err := writeTree(w, s.root); err != nil {
