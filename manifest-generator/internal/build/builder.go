@@ -10,7 +10,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/lru"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
 
@@ -32,6 +31,10 @@ type Options struct {
 	// CacheSize is the number of build results kept in memory, least recently used out
 	// (--generator-cache-size); 0 turns the cache off.
 	CacheSize int
+	// CacheMaxSize bounds the memory the cached results take together, in bytes as estimated
+	// from their objects (--generator-cache-max-size; DefaultCacheMaxSize when 0): the least
+	// recently used are evicted to stay within it, and a larger result is not cached.
+	CacheMaxSize int64
 	// MaxCheckouts is the number of checkouts kept on disk, the most recently used
 	// (DefaultMaxCheckouts when 0); checkouts in use are never deleted.
 	MaxCheckouts int
@@ -52,14 +55,14 @@ type Options struct {
 	// controller's credentials (required).
 	Runner *runner.Client
 	// Limits bound what the generators of one target path produce together
-	// (--max-generators, --max-generation-output-size, --max-objects).
+	// (--max-generators, --max-generation-output-size, --max-objects, --max-output-nodes).
 	Limits fluxyaml.Limits
 }
 
 // Builder builds the objects of ManifestGenerations. It is safe for concurrent use.
 type Builder struct {
 	opts      Options
-	cache     *lru.Cache // nil when the cache is off; k8s.io/utils/lru is safe for concurrent use
+	cache     *resultCache // nil when the cache is off
 	checkouts *checkouts
 }
 
@@ -80,13 +83,19 @@ func New(opts Options) (*Builder, error) {
 	if opts.DefaultTimeout <= 0 {
 		opts.DefaultTimeout = fluxyaml.DefaultTimeout
 	}
+	if opts.CacheMaxSize < 0 {
+		return nil, fmt.Errorf("the generator cache's size must not be negative")
+	}
+	if opts.CacheMaxSize == 0 {
+		opts.CacheMaxSize = DefaultCacheMaxSize
+	}
 	cs, err := newCheckouts(opts.StoragePath, opts.Fetcher, opts.MaxCheckouts)
 	if err != nil {
 		return nil, err
 	}
 	b := &Builder{opts: opts, checkouts: cs}
 	if opts.CacheSize > 0 {
-		b.cache = lru.New(opts.CacheSize)
+		b.cache = newResultCache(opts.CacheSize, opts.CacheMaxSize)
 	}
 	return b, nil
 }
@@ -156,7 +165,7 @@ func (b *Builder) Build(ctx context.Context, owner runner.Owner, art meta.Artifa
 	if b.cache != nil {
 		key = cacheKey(owner.Namespace, d.String(), target, env, timeout)
 		if v, ok := b.cache.Get(key); ok {
-			return checkEmpty(v.(*cached).result(), spec)
+			return checkEmpty(v.result(), spec)
 		}
 	}
 

@@ -2,6 +2,8 @@ package build
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,4 +111,52 @@ func TestBuildCacheOff(t *testing.T) {
 		g.Expect(runs(t, counter)).To(Equal(i))
 	}
 	g.Expect(srv.requests(art)).To(Equal(1), "the checkout is reused")
+}
+
+// --generator-cache-max-size bounds the memory of the cache: a result larger than it is not
+// cached (every sync runs its generators), and results that do not fit together evict the least
+// recently used.
+func TestBuildCacheMaxSize(t *testing.T) {
+	g := NewWithT(t)
+	configMap := func(name string, size int) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  blob: %s\n", name, strings.Repeat("x", size))
+	}
+	srv := serveArtifacts(t)
+	art := srv.publish(t, "r1", writeTree(t, map[string]string{
+		".flux.yaml": "version: 1\ncommandUpdated:\n  generators:\n" +
+			"    - command: mktemp \"$COUNTER_DIR/run.XXXXXX\" >/dev/null && cat \"$OUTPUT\"\n",
+		"small.yaml":  configMap("small", 1000),
+		"big.yaml":    configMap("big", 600<<10),
+		"half-1.yaml": configMap("half-1", 300<<10),
+		"half-2.yaml": configMap("half-2", 300<<10),
+	}))
+	counter := proctest.SharedDir(t)
+	b := newBuilder(t, Options{CacheMaxSize: 512 << 10})
+	build := func(output string) bool {
+		t.Helper()
+		res, err := b.Build(context.Background(), testOwner, art, specOf(".", "COUNTER_DIR", counter, "OUTPUT", output))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.Objects).To(HaveLen(1))
+		return res.FromCache
+	}
+
+	g.Expect(build("small.yaml")).To(BeFalse())
+	g.Expect(build("small.yaml")).To(BeTrue())
+
+	g.Expect(build("big.yaml")).To(BeFalse())
+	g.Expect(build("big.yaml")).To(BeFalse(), "a result over --generator-cache-max-size is not cached")
+	g.Expect(build("small.yaml")).To(BeTrue(), "nor does it evict the results that fit")
+
+	g.Expect(build("half-1.yaml")).To(BeFalse())
+	g.Expect(build("small.yaml")).To(BeTrue())
+	g.Expect(build("half-2.yaml")).To(BeFalse())
+	g.Expect(build("small.yaml")).To(BeTrue(), "the most recently used stays")
+	g.Expect(build("half-1.yaml")).To(BeFalse(), "the least recently used was evicted")
+	g.Expect(runs(t, counter)).To(Equal(6))
+}
+
+// A negative --generator-cache-max-size is refused.
+func TestBuildCacheMaxSizeNegative(t *testing.T) {
+	_, err := New(Options{StoragePath: t.TempDir(), Runner: testRunner, CacheSize: 1, CacheMaxSize: -1})
+	NewWithT(t).Expect(err).To(MatchError("the generator cache's size must not be negative"))
 }
