@@ -69,6 +69,10 @@ func main() {
 	pflag.Int64Var(&buildOpts.Limits.MaxOutput, "max-generation-output-size", fluxyaml.DefaultMaxGenerationOutput,
 		"The total standard output, in bytes, of the generators of one ManifestGeneration; 0 is no limit.")
 	pflag.IntVar(&buildOpts.Limits.MaxObjects, "max-objects", fluxyaml.DefaultMaxObjects, "The number of objects one ManifestGeneration may produce; 0 is no limit.")
+	pflag.Int64Var(&buildOpts.Limits.MaxOutputNodes, "max-output-nodes", fluxyaml.DefaultMaxOutputNodes,
+		"The YAML nodes (mappings, sequences and scalars) of the objects one ManifestGeneration may produce, what they take in memory once decoded; 0 is no limit.")
+	pflag.Int64Var(&buildOpts.CacheMaxSize, "generator-cache-max-size", build.DefaultCacheMaxSize,
+		"The memory, in bytes, the generator outputs kept in memory may take together (estimated from their objects): the least recently used are evicted, and a larger output is not kept.")
 	pflag.DurationVar(&scanConfig.Interval, "registry-poll-interval", imagescan.DefaultInterval,
 		"How long the tag list of an image repository is used by the automated releases before it is listed again; "+
 			"a repository is listed once per interval whatever the number of workloads and ManifestGenerations that use it.")
@@ -85,7 +89,8 @@ func main() {
 	allowedRanges, err := imagescan.ParseCIDRs(allowedCIDRs)
 	bootstrap.Exit(err, "--"+imagescan.AllowedCIDRsFlag)
 	scanConfig.Addresses = imagescan.AddressPolicy{ServiceCIDRs: serviceRanges, Allowed: allowedRanges}
-	buildOpts.Limits.Names = fluxyaml.LimitNames{Generators: "--max-generators", Output: "--max-generation-output-size", Objects: "--max-objects"}
+	buildOpts.Limits.Names = fluxyaml.LimitNames{Generators: "--max-generators", Output: "--max-generation-output-size", Objects: "--max-objects",
+		Nodes: "--max-output-nodes"}
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
