@@ -57,7 +57,7 @@ dd if=/dev/zero bs=1M count=1250 >&3
 	attackHugeOutput = `echo 'apiVersion: v1'
 echo 'kind: List'
 echo 'items:'
-yes '- a' | head -c 60000000
+yes a | sed 's/^/- /' | head -c 60000000
 `
 )
 
@@ -71,8 +71,8 @@ yes '- a' | head -c 60000000
 //   - 1,250 MiB written through an unreadable directory or a file deleted while open stop at the
 //     session's disk, and the condition names --session-disk; a memory hog's names
 //     --session-memory; a fork bomb fails its own session only.
-//   - Four generators printing 60 MB of tiny YAML nodes fail with the controller's node budget,
-//     and the controller does not restart.
+//   - Four generators printing 60 MB of tiny YAML nodes fail with the controller's decode
+//     budget, and the controller does not restart.
 func sessionPodAttacks(ctx context.Context, t *testing.T, cluster *Cluster) {
 	began := time.Now()
 	bins := compileAttacks(t)
@@ -148,8 +148,8 @@ func sessionPodAttacks(ctx context.Context, t *testing.T, cluster *Cluster) {
 	for _, ns := range huge {
 		msg := waitBuildFailed(ctx, t, cluster, ns)
 		t.Logf("%s: %s", ns, msg)
-		if !strings.Contains(msg, "nodes") {
-			t.Errorf("%s failed without naming the node budget: %s", ns, msg)
+		if !strings.Contains(msg, "over the limit") {
+			t.Errorf("%s failed without naming the decode budget it passed: %s", ns, msg)
 		}
 	}
 	noRestarts(ctx, t, cluster, "sluice-system")

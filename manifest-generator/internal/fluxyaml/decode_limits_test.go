@@ -185,7 +185,7 @@ func TestReadRawRefusesALargeDocument(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"apps/values.yaml": string(tinyScalars("values", MaxDocumentSize+4))})
-	_, err := ReadRawObjects(root, "apps")
+	_, err := ReadRawObjects(root, "apps", Limits{})
 	g.Expect(err).To(MatchError(`file apps/values.yaml holds a document too large to decode: document 1: 8388611 bytes, over the limit of 8388608 bytes (8 MiB) ` +
 		`for one document (no Kubernetes object is that large); split it, or move the file out of the path when it holds no Kubernetes objects`))
 }

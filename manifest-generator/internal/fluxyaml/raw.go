@@ -49,8 +49,9 @@ func ReadRaw(root, targetPath string, limits Limits) ([]*unstructured.Unstructur
 // artifact is an error, and symlinked directories are not followed. A
 // document over MaxDocumentSize or MaxDocumentNodes is an error, even in a
 // file that holds no Kubernetes object: it is refused before it is read.
-func ReadRawObjects(root, targetPath string) ([]Object, error) {
-	return readRawObjects(root, targetPath, nil)
+// The objects' nodes count against limits.MaxOutputNodes.
+func ReadRawObjects(root, targetPath string, limits Limits) ([]Object, error) {
+	return readRawObjects(root, targetPath, limits.nodeBudget("path '"+targetPath+"'"))
 }
 
 // readRawObjects is ReadRawObjects counting the nodes of the objects in

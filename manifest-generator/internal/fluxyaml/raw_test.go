@@ -33,7 +33,7 @@ items:
 		"elsewhere/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: outside-target\n",
 	})
 
-	objs, err := ReadRawObjects(root, "./apps")
+	objs, err := ReadRawObjects(root, "./apps", Limits{})
 	g.Expect(err).NotTo(HaveOccurred())
 	type seen struct {
 		name, file  string
@@ -68,7 +68,7 @@ func TestReadRawErrors(t *testing.T) {
 			"a.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
 			"sub/b.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cm\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
 		})
-		_, err := ReadRawObjects(root, ".")
+		_, err := ReadRawObjects(root, ".", Limits{})
 		var me *ManifestError
 		g.Expect(errors.As(err, &me)).To(BeTrue())
 		g.Expect(err.Error()).To(Equal("duplicate object ConfigMap/cm: in a.yaml (document 1) and in sub/b.yaml (document 2)"))
@@ -77,14 +77,14 @@ func TestReadRawErrors(t *testing.T) {
 		g := NewWithT(t)
 		root := t.TempDir()
 		writeTree(t, root, map[string]string{"x/bad.yaml": "apiVersion: v1\nkind: [\n"})
-		_, err := ReadRawObjects(root, "x")
+		_, err := ReadRawObjects(root, "x", Limits{})
 		g.Expect(err).To(MatchError(HavePrefix("file x/bad.yaml is not valid: document 1: ")))
 	})
 	t.Run("Kubernetes object without a name", func(t *testing.T) {
 		g := NewWithT(t)
 		root := t.TempDir()
 		writeTree(t, root, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\ndata: {}\n"})
-		_, err := ReadRawObjects(root, ".")
+		_, err := ReadRawObjects(root, ".", Limits{})
 		g.Expect(err).To(MatchError("file cm.yaml is not valid: document 1: missing metadata.name"))
 	})
 	t.Run("symlinked file out of the root", func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestReadRawErrors(t *testing.T) {
 		root := t.TempDir()
 		writeTree(t, root, map[string]string{"apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"})
 		g.Expect(os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(root, "apps", "link.yaml"))).To(Succeed())
-		_, err := ReadRawObjects(root, "apps")
+		_, err := ReadRawObjects(root, "apps", Limits{})
 		g.Expect(err).To(MatchError(ContainSubstring("escapes")))
 	})
 	t.Run("symlinks inside the root", func(t *testing.T) {

@@ -26,7 +26,7 @@ type generated struct {
 func (c *change) manifests(ctx context.Context) (generated, error) {
 	t := c.req.Target
 	if c.cfg == nil {
-		objs, err := fluxyaml.ReadRawObjects(c.dir, t.Path)
+		objs, err := fluxyaml.ReadRawObjects(c.dir, t.Path, c.Limits)
 		if err != nil {
 			return generated{}, err
 		}

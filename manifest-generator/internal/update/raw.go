@@ -15,7 +15,7 @@ import (
 // editRaw edits the file that holds the workload in place, keeping comments and layout.
 func (c *change) editRaw() error {
 	t, spec := c.req.Target, c.req.Update.Spec
-	objs, err := fluxyaml.ReadRawObjects(c.dir, t.Path)
+	objs, err := fluxyaml.ReadRawObjects(c.dir, t.Path, c.Limits)
 	if err != nil {
 		return err
 	}
