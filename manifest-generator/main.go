@@ -63,8 +63,9 @@ func main() {
 			"When empty, a local runner process is started: its sessions run as --local-runner-users when the controller is root, else as the controller's own user, which is for development only.")
 	pflag.IntVar(&runnerUID, "runner-uid", 0,
 		"The user id the runner of --runner-socket runs as (root, to switch to each session's user): a socket served by any other user is refused before anything is sent.")
-	pflag.StringVar(&localRunnerUsers, "local-runner-users", runner.DefaultLocalUsers.String(),
-		"The user ids, FIRST-LAST, of the local runner's sessions (one each) when the controller is root and --runner-socket is empty.")
+	pflag.StringVar(&localRunnerUsers, "local-runner-users", "",
+		"The user ids, FIRST-LAST, of the local runner's sessions (one each) when the controller is root and --runner-socket is empty; "+
+			"empty for a block of 100 drawn at random from 1000000-2099999999, so that local runners on one machine share no user.")
 	pflag.IntVar(&buildOpts.Limits.MaxGenerators, "max-generators", fluxyaml.DefaultMaxGenerators, "The number of generators a .flux.yaml may list; 0 is no limit.")
 	pflag.Int64Var(&buildOpts.Limits.MaxOutput, "max-generation-output-size", fluxyaml.DefaultMaxGenerationOutput,
 		"The total standard output, in bytes, of the generators of one ManifestGeneration; 0 is no limit.")
@@ -111,8 +112,11 @@ func main() {
 		runnerClient = &runner.Client{Dialer: dialer}
 		bootstrap.Exit(mgr.Add(manager.RunnableFunc(dialer.Sweep)), "setting up the session pods' sweep")
 	case runnerSocket == "":
-		users, err := runner.ParseUsers(localRunnerUsers)
-		bootstrap.Exit(err, "--local-runner-users")
+		var users runner.Users
+		if localRunnerUsers != "" {
+			users, err = runner.ParseUsers(localRunnerUsers)
+			bootstrap.Exit(err, "--local-runner-users")
+		}
 		local, err := runner.StartLocal(runner.LocalOptions{Users: users})
 		bootstrap.Exit(err, "starting the local runner")
 		defer local.Stop()

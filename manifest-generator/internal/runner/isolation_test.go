@@ -29,8 +29,8 @@ func TestCommandsDoNotRunAsRoot(t *testing.T) {
 		g.Expect(ids).To(HaveLen(3), "no supplementary groups")
 		uid, err := strconv.Atoi(ids[0])
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(uid).To(BeNumerically(">=", runner.DefaultLocalUsers.First))
-		g.Expect(uid).To(BeNumerically("<=", runner.DefaultLocalUsers.Last))
+		g.Expect(uid).To(BeNumerically(">=", runner.LocalUserSpace.First))
+		g.Expect(uid).To(BeNumerically("<=", runner.LocalUserSpace.Last))
 		g.Expect(ids[1]).To(Equal(ids[0]))
 		g.Expect(ids[2]).To(Equal(ids[0]))
 	}

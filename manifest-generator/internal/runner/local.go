@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -15,14 +16,27 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/proctree"
 )
 
-// DefaultLocalUsers are the users the sessions of a local runner started by root run as, one
-// per session, so that commands never run as root on a developer's machine or in CI and never
-// see each other.
-var DefaultLocalUsers = Users{First: 65600, Last: 65699}
+// LocalUserSpace holds the users of local runners started by root: each takes a block of
+// LocalUserBlock users at random from it, one per session, so that commands never run as root
+// on a developer's machine or in CI and never see each other. Blocks are drawn, not fixed,
+// because a runner kills every process of a session's user when the session ends: two local
+// runners on one machine (`make dev` and the tests, or the tests' packages at once) must not
+// share users. With 21 million blocks, two runners meet once in millions.
+var LocalUserSpace = Users{First: 1_000_000, Last: 2_099_999_999}
+
+// LocalUserBlock is the number of users, hence of concurrent sessions, of a local runner.
+const LocalUserBlock = 100
+
+// RandomLocalUsers draws a block of LocalUserSpace.
+func RandomLocalUsers() Users {
+	blocks := (LocalUserSpace.Last - LocalUserSpace.First + 1) / LocalUserBlock
+	first := LocalUserSpace.First + rand.IntN(blocks)*LocalUserBlock
+	return Users{First: first, Last: first + LocalUserBlock - 1}
+}
 
 // LocalOptions configure StartLocal.
 type LocalOptions struct {
-	// Users of the sessions when the caller is root (DefaultLocalUsers when zero). A caller that
+	// Users of the sessions when the caller is root (RandomLocalUsers when zero). A caller that
 	// is not root cannot change users: the runner and its sessions then run as the caller, with
 	// a clean environment and private trees, but without the isolation other users give.
 	Users Users
@@ -75,7 +89,7 @@ func StartLocal(opts LocalOptions) (*Local, error) {
 		}
 		users := opts.Users
 		if users == (Users{}) {
-			users = DefaultLocalUsers
+			users = RandomLocalUsers()
 		}
 		args = append(args, "--job-users", users.String())
 	}

@@ -26,11 +26,11 @@ const (
 	workdir = "/work"
 )
 
-// The users of the session pods: one drawn at random per pod, far from the users of images
-// and hosts, so that no two sessions share one (RLIMIT_NPROC counts a user's processes over
-// the whole node).
+// The users of the session pods: one drawn at random per pod, above the users of images, hosts
+// and local runners (runner.LocalUserSpace), so that no two sessions are likely to share one
+// (RLIMIT_NPROC counts a user's processes over the whole node).
 const (
-	firstUser = 1 << 20
+	firstUser = 2_100_000_000
 	lastUser  = 1<<31 - 2
 )
 
