@@ -45,13 +45,15 @@ kv segments "$(ipcs -m | grep -c '^0x')"
 f
 sleep 60
 `
-	// attackHiddenDisk writes 1,250 MiB into a directory it makes unreadable to itself.
+	// attackHiddenDisk writes 1,250 MiB into a directory it makes unreadable to itself, in files
+	// of 250 MiB (a file may take 256 MiB, RLIMIT_FSIZE).
 	attackHiddenDisk = `mkdir hidden && chmod 300 hidden
-dd if=/dev/zero of=hidden/fill bs=1M count=1250
+for i in 1 2 3 4 5; do dd if=/dev/zero of=hidden/fill-$i bs=1M count=250 || exit 1; done
 `
-	// attackUnlinkedDisk writes 1,250 MiB into a file deleted while open.
-	attackUnlinkedDisk = `exec 3>fill && rm fill
-dd if=/dev/zero bs=1M count=1250 >&3
+	// attackUnlinkedDisk writes 1,250 MiB into files deleted while open.
+	attackUnlinkedDisk = `exec 3>f3 4>f4 5>f5 6>f6 7>f7 && rm f3 f4 f5 f6 f7
+dd if=/dev/zero bs=1M count=250 >&3 && dd if=/dev/zero bs=1M count=250 >&4 && dd if=/dev/zero bs=1M count=250 >&5 &&
+  dd if=/dev/zero bs=1M count=250 >&6 && dd if=/dev/zero bs=1M count=250 >&7
 `
 	// attackHugeOutput prints about 60 MB of YAML made of tiny nodes, under --max-output-size.
 	attackHugeOutput = `echo 'apiVersion: v1'

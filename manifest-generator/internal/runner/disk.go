@@ -28,10 +28,16 @@ type DiskLimitError struct {
 	Why string
 	// Unlinked is how many of the bytes measured are in files deleted while still open.
 	Unlinked int64
+	// Whose limit it is, for people: "the runner's" when empty.
+	Whose string
 }
 
 func (e *DiskLimitError) Error() string {
-	msg := fmt.Sprintf("the session's files are over the runner's limit of %d %s (--%s)", e.Limit, e.What, e.Flag)
+	whose := e.Whose
+	if whose == "" {
+		whose = "the runner's"
+	}
+	msg := fmt.Sprintf("the session's files are over %s limit of %d %s (--%s)", whose, e.Limit, e.What, e.Flag)
 	switch {
 	case e.Why != "":
 		msg += ": " + e.Why

@@ -219,6 +219,9 @@ func (j *job) run(ctx context.Context, req *runRequest) response {
 	if errors.As(context.Cause(cmdCtx), &dl) {
 		overDisk = dl
 	}
+	if j.pod {
+		overDisk = inPod(overDisk)
+	}
 	if err == nil && overDisk == nil {
 		return response{Run: &runResponse{Stdout: stdout}}
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -103,4 +104,16 @@ func (w *podWatch) explain(out *runResponse) {
 	if w.diskFull.Load() {
 		out.Error = fmt.Sprintf("the session's disk is full: its files may take %d bytes, the manifest-generator's --session-disk (%s)", w.size.Load(), out.Error)
 	}
+}
+
+// inPod names the manifest-generator's flag in a disk limit error of a session pod: the pod's
+// disk (--session-disk) is the limit its session process measures against.
+func inPod(err error) error {
+	var dl *DiskLimitError
+	if !errors.As(err, &dl) || dl.What != "bytes" {
+		return err
+	}
+	c := *dl
+	c.Whose, c.Flag = "the session pod's", "session-disk"
+	return &c
 }
