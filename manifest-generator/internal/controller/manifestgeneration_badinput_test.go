@@ -17,9 +17,20 @@ import (
 
 const appV1 = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: '1'\n"
 
-// fluxYAML is a commandUpdated .flux.yaml with one generator command.
-func fluxYAML(command string) string {
-	return fmt.Sprintf("version: 1\ncommandUpdated:\n  generators:\n    - command: %q\n      timeout: 2s\n", command)
+// fluxYAML is a commandUpdated .flux.yaml with one generator command, whose timeout is 2s.
+func fluxYAML(command string) string { return fluxYAMLTimeout(command, "2s") }
+
+// fluxYAMLTimeout is fluxYAML with another timeout.
+func fluxYAMLTimeout(command, timeout string) string {
+	return fmt.Sprintf("version: 1\ncommandUpdated:\n  generators:\n    - command: %q\n      timeout: %s\n", command, timeout)
+}
+
+// timeoutOf is the generator timeout of a case of TestManifestGenerationBadGenerators.
+func timeoutOf(name string) string {
+	if name == "hangs past its timeout" {
+		return "2s"
+	}
+	return "30s"
 }
 
 // Generators that hang, flood, go over the runner's budget or print garbage: each revision fails
@@ -33,6 +44,8 @@ func TestManifestGenerationBadGenerators(t *testing.T) {
 	key := createGeneration(t, ns, generation+"  env:\n    - name: PID_DIR\n      value: "+pids+"\n")
 	g.Eventually(readyCondition(key), timeout).Should(Equal("True|ReconciliationSucceeded|Applied revision: main@sha1:a001"))
 
+	// Only the hanging command meets its timeout (2s); the others end on their own or at a limit,
+	// well within 30s however loaded the machine.
 	for i, tc := range []struct {
 		name, command string
 		message       []string
@@ -59,7 +72,7 @@ func TestManifestGenerationBadGenerators(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			rev := fmt.Sprintf("main@sha1:b%03d", i)
-			publish(t, ns, "repo", rev, map[string]string{".flux.yaml": fluxYAML(tc.command), "staging/app.yaml": appV1})
+			publish(t, ns, "repo", rev, map[string]string{".flux.yaml": fluxYAMLTimeout(tc.command, timeoutOf(tc.name)), "staging/app.yaml": appV1})
 			g.Eventually(func(g Gomega) string { return getGeneration(g, key).Status.LastAttemptedRevision }, timeout).Should(Equal(rev))
 			g.Eventually(readyCondition(key), timeout).Should(HavePrefix("False|BuildFailed|"))
 			msg := readyCondition(key)(g)
