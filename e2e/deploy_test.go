@@ -84,6 +84,17 @@ func flagValue(args []string, name string) (string, bool) {
 	return "", false
 }
 
+// lastFlagValue is the value of the last --name=value in args, the one pflag keeps, and whether
+// there is one.
+func lastFlagValue(args []string, name string) (string, bool) {
+	for i := len(args) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(args[i], name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
 // containerNamed is the container of pod called name, or nil.
 func containerNamed(pod corev1.PodSpec, name string) *corev1.Container {
 	for i := range pod.Containers {
@@ -143,7 +154,7 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 		d := &appsv1.Deployment{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: name}, d)).To(Succeed())
 		deployments[name] = d
-		checkDeployment(t, d)
+		checkDeployment(t, d, false)
 	}
 
 	// The artifact Service: port 80 to the artifact server's port, as Flux's; artifact URLs
@@ -190,29 +201,56 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	}
 
 	checkNetworkPolicies(t, deployments)
-	checkPodSecurity(t, deployments)
+	checkPodSecurity(t, deployments, false)
 }
 
-// checkDeployment checks one controller's Deployment as the API server stored it.
-func checkDeployment(t *testing.T, d *appsv1.Deployment) {
+// checkDeployment checks one controller's Deployment as the API server stored it, from
+// deploy/default, or with deploy/components/runner-sidecar when runnerSidecar is set.
+func checkDeployment(t *testing.T, d *appsv1.Deployment, runnerSidecar bool) {
 	t.Helper()
 	g := NewWithT(t)
 	name := d.Name
 	pod := d.Spec.Template.Spec
 	g.Expect(pod.ServiceAccountName).To(Equal(name))
-	// The controller is the container manager; the manifest-generator also has its runner
+	// The controller is the container manager. The manifest-generator runs the .flux.yaml
+	// commands in session pods of their own; with the runner sidecar, in its runner container
 	// (TestDeployOnlyTheControllerContainerHasAToken).
 	var names []string
 	for _, c := range pod.Containers {
 		names = append(names, c.Name)
 		g.Expect(c.Image).To(HavePrefix("ghcr.io/sluice-gitops/"+name+":"), "%s: %s", name, c.Name)
 	}
-	if name == "manifest-generator" {
+	if name == "manifest-generator" && runnerSidecar {
 		g.Expect(names).To(Equal([]string{"manager", "runner"}), name)
 	} else {
 		g.Expect(names).To(Equal([]string{"manager"}), name)
 	}
+	g.Expect(pod.InitContainers).To(BeEmpty(), name)
 	c := *containerNamed(pod, "manager")
+	// Every volume is some container's: nothing is left of a container that is gone.
+	for _, v := range pod.Volumes {
+		g.Expect(slices.ContainsFunc(pod.Containers, func(c corev1.Container) bool {
+			return slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == v.Name })
+		})).To(BeTrue(), "%s: no container mounts the volume %s", name, v.Name)
+	}
+	if name == "manifest-generator" {
+		// pflag keeps the last value of a flag: the component appends --session-pods=false.
+		sessionPods, ok := lastFlagValue(c.Args, "--session-pods")
+		g.Expect(ok).To(BeTrue(), "the manifest-generator says where the sessions run")
+		// The session pods run the manager's image, which it reads from its own Pod.
+		g.Expect(c.Env).To(ContainElement(And(HaveField("Name", "POD_NAME"), HaveField("ValueFrom.FieldRef.FieldPath", "metadata.name"))))
+		socket, hasSocket := lastFlagValue(c.Args, "--runner-socket")
+		if runnerSidecar {
+			g.Expect(sessionPods).To(Equal("false"), "the runner sidecar runs the sessions")
+			g.Expect(hasSocket).To(BeTrue(), "the manager is not told where the runner is: it would start its own")
+			g.Expect(socket).NotTo(BeEmpty())
+		} else {
+			g.Expect(c.Args).To(ContainElement("--session-pods=true"))
+			g.Expect(sessionPods).To(Equal("true"), "each session runs in a pod of its own")
+			g.Expect(hasSocket).To(BeFalse(), "no runner serves a socket")
+			g.Expect(pod.SecurityContext.Sysctls).To(BeEmpty(), "the runner's sysctl, without a runner")
+		}
+	}
 
 	// Every flag the Deployment passes is one the binary has.
 	help := controllerHelp(t, name)
@@ -301,18 +339,28 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 	}
 }
 
-// checkPodSecurity creates (dry-run) a pod from each Deployment's template in sluice-system. The
-// namespace enforces the baseline Pod Security Standard, which the manifest-generator's runner
-// needs to switch each session to a user of its own, and warns and audits at restricted: the API
-// server's PodSecurity admission accepts every pod, warns about the runner alone (every other
-// container is restricted), and refuses a pod beyond baseline, so the check is real.
-func checkPodSecurity(t *testing.T, deployments map[string]*appsv1.Deployment) {
+// checkPodSecurity creates (dry-run) a pod from each Deployment's template in sluice-system.
+//
+// deploy/default enforces, warns and audits at the restricted Pod Security Standard: the API
+// server's PodSecurity admission accepts every pod without a warning, and refuses a pod that is
+// baseline but not restricted (a manager that may escalate its privileges), so the check is real.
+//
+// With deploy/components/runner-sidecar (runnerSidecar), the namespace enforces baseline, which
+// the manifest-generator's runner needs to switch each session to a user of its own, and still
+// warns and audits at restricted: PodSecurity accepts every pod, warns about the runner alone
+// (every other container is restricted), accepts the manager that may escalate with a warning,
+// and refuses a pod beyond baseline.
+func checkPodSecurity(t *testing.T, deployments map[string]*appsv1.Deployment, runnerSidecar bool) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := &corev1.Namespace{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: deployNamespace}, ns)).To(Succeed())
-	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "baseline"))
+	enforce := "restricted"
+	if runnerSidecar {
+		enforce = "baseline"
+	}
+	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", enforce))
 	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/warn", "restricted"))
 	g.Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/audit", "restricted"))
 	warnings := &warningRecorder{}
@@ -325,15 +373,40 @@ func checkPodSecurity(t *testing.T, deployments map[string]*appsv1.Deployment) {
 		_, err := cs.CoreV1().Pods(deployNamespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return warnings.take(), err
 	}
+	g.Expect(deployments).To(HaveLen(len(harness.Controllers)))
 	for name, d := range deployments {
 		got, err := dryRun(podFromTemplate(d))
 		g.Expect(err).NotTo(HaveOccurred(), name)
-		if name != "manifest-generator" {
+		if name != "manifest-generator" || !runnerSidecar {
 			g.Expect(got).To(BeEmpty(), "%s is restricted", name)
-			continue
+		} else {
+			g.Expect(got).To(ContainElement(And(ContainSubstring(`PodSecurity "restricted`), ContainSubstring(`"runner"`))))
+			g.Expect(strings.Join(got, "\n")).NotTo(ContainSubstring(`"manager"`), "the manager is restricted")
 		}
-		g.Expect(got).To(ContainElement(And(ContainSubstring(`PodSecurity "restricted`), ContainSubstring(`"runner"`))))
-		g.Expect(strings.Join(got, "\n")).NotTo(ContainSubstring(`"manager"`), "the manager is restricted")
+
+		// The check is real: a manager that may escalate its privileges is baseline, not
+		// restricted.
+		escalating := podFromTemplate(d)
+		escalate := true
+		containerNamed(escalating.Spec, "manager").SecurityContext.AllowPrivilegeEscalation = &escalate
+		got, err = dryRun(escalating)
+		if runnerSidecar {
+			g.Expect(err).NotTo(HaveOccurred(), "%s: baseline is enforced", name)
+			g.Expect(got).To(ContainElement(And(ContainSubstring(`PodSecurity "restricted`), ContainSubstring("allowPrivilegeEscalation"), ContainSubstring(`"manager"`))), name)
+		} else {
+			g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: %v", name, err)
+			g.Expect(err.Error()).To(And(ContainSubstring(`PodSecurity "restricted`), ContainSubstring("allowPrivilegeEscalation"), ContainSubstring(`"manager"`)), name)
+		}
+	}
+	if !runnerSidecar {
+		// A capability restricted allows none of (baseline neither) is refused too.
+		raw := podFromTemplate(deployments["manifest-generator"])
+		m := containerNamed(raw.Spec, "manager")
+		m.SecurityContext.Capabilities.Add = append(m.SecurityContext.Capabilities.Add, "NET_RAW")
+		_, err = dryRun(raw)
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
+		g.Expect(err.Error()).To(And(ContainSubstring(`PodSecurity "restricted`), ContainSubstring("NET_RAW")))
+		return
 	}
 	// The check is real: a capability beyond the baseline's is refused.
 	bad := podFromTemplate(deployments["manifest-generator"])
@@ -529,21 +602,26 @@ func effectiveIDs(pod corev1.PodSpec, c corev1.Container) (uid, gid *int64) {
 }
 
 // The trust boundary of deploy/: only a controller container (manager) holds a ServiceAccount
-// token. The manifest-generator runs the .flux.yaml commands from Git in its runner container,
-// which has no token, does not mount the controller's checkouts (--storage-path), runs as
-// another user and group, and reaches the manager only over the socket directory they share.
+// token. The manifest-generator runs the .flux.yaml commands from Git in session pods of their
+// own, outside its pod (deploy/default); with deploy/components/runner-sidecar, in its runner
+// container, which has no token, does not mount the controller's checkouts (--storage-path), runs
+// as another user and group, and reaches the manager only over the socket directory they share.
 func TestDeployOnlyTheControllerContainerHasAToken(t *testing.T) {
+	g := NewWithT(t)
 	deployments := deploymentsIn(t, buildObjects(t, filepath.Join(env.Root, "deploy", "default")))
 	checkOnlyTheControllerHasAToken(t, deployments)
+	g.Expect(containerNamed(deployments["manifest-generator"].Spec.Template.Spec, "runner")).To(BeNil(),
+		"the sessions run in pods of their own")
 
-	checkRunnerJobUsers(t, deployments["manifest-generator"])
+	sidecar := deploymentsIn(t, buildObjects(t, componentOverlay(t, runnerSidecar)))
+	checkOnlyTheControllerHasAToken(t, sidecar)
+	checkRunnerBoundary(t, sidecar["manifest-generator"])
+	checkRunnerJobUsers(t, sidecar["manifest-generator"])
 }
 
-// checkOnlyTheControllerHasAToken checks the trust boundary (see
-// TestDeployOnlyTheControllerContainerHasAToken) on the Deployments of deploy/default, with or
-// without components: every container but manager is without a token, and the runner does not
-// mount /data, does not run as the controller's user or group, and shares the socket's directory
-// with the manager.
+// checkOnlyTheControllerHasAToken checks that every container but manager of the Deployments of
+// deploy/default, with or without components, is without a token (see
+// TestDeployOnlyTheControllerContainerHasAToken).
 func checkOnlyTheControllerHasAToken(t *testing.T, deployments map[string]*appsv1.Deployment) {
 	t.Helper()
 	g := NewWithT(t)
@@ -579,61 +657,37 @@ func checkOnlyTheControllerHasAToken(t *testing.T, deployments map[string]*appsv
 		}
 	}
 
+	// The check itself: a pod that lets the automount happen gives every container a token, and
+	// so does mounting the manager's token volume.
 	mg := deployments["manifest-generator"]
 	g.Expect(mg).NotTo(BeNil())
 	pod := mg.Spec.Template.Spec
-	manager, runner := containerNamed(pod, "manager"), containerNamed(pod, "runner")
+	manager := containerNamed(pod, "manager")
 	g.Expect(manager).NotTo(BeNil(), "the manifest-generator's controller container")
-	g.Expect(runner).NotTo(BeNil(), "the manifest-generator runs the .flux.yaml commands in a container of their own")
-	g.Expect(tokenHolders(pod)).NotTo(ContainElement("runner"))
-
-	// The runner does not see the controller's source checkouts.
-	storage, ok := flagValue(manager.Args, "--storage-path")
-	g.Expect(ok).To(BeTrue())
-	data := mountedVolume(pod, *manager, storage)
-	g.Expect(data).NotTo(BeNil(), "--storage-path=%s is not a volume", storage)
-	for _, m := range runner.VolumeMounts {
-		g.Expect(m.Name).NotTo(Equal(data.Name), "the runner mounts the controller's %s", storage)
+	var names []string
+	for _, c := range pod.Containers {
+		names = append(names, c.Name)
 	}
-
-	// Another user and group than the controller's.
-	managerUID, managerGID := effectiveIDs(pod, *manager)
-	runnerUID, runnerGID := effectiveIDs(pod, *runner)
-	g.Expect(managerUID).NotTo(BeNil())
-	g.Expect(runnerUID).NotTo(BeNil(), "the runner's user must be set, not the image's (the controller's)")
-	g.Expect(*runnerUID).NotTo(Equal(*managerUID), "the runner runs as the controller's user")
-	g.Expect(managerGID).NotTo(BeNil())
-	g.Expect(runnerGID).NotTo(BeNil())
-	g.Expect(*runnerGID).NotTo(Equal(*managerGID), "the runner runs with the controller's group")
-
-	// The two meet at the runner's socket, on a volume both mount at the same place.
-	socket, ok := flagValue(manager.Args, "--runner-socket")
-	g.Expect(ok).To(BeTrue(), "the manager is not told where the runner is: it would start its own")
-	runnerSocket, _ := flagValue(runner.Args, "--socket")
-	g.Expect(runnerSocket).To(Equal(socket))
-	shared := mountedVolume(pod, *manager, filepath.Dir(socket))
-	g.Expect(shared).NotTo(BeNil(), "the socket's directory %s is no volume of the manager", filepath.Dir(socket))
-	g.Expect(shared.EmptyDir).NotTo(BeNil())
-	g.Expect(mountedVolume(pod, *runner, filepath.Dir(socket))).To(Equal(shared))
-
-	// The check itself: a pod that lets the automount happen, or a runner that mounts the
-	// manager's token volume, gives the runner a token.
 	automount := pod.DeepCopy()
 	automount.AutomountServiceAccountToken = nil
-	g.Expect(tokenHolders(*automount)).To(ConsistOf("manager", "runner"))
+	g.Expect(tokenHolders(*automount)).To(ConsistOf(names))
 	mounted := pod.DeepCopy()
-	r := containerNamed(*mounted, "runner")
-	r.VolumeMounts = append(r.VolumeMounts, corev1.VolumeMount{Name: mountedVolume(pod, *manager, inClusterTokenDir).Name, MountPath: "/token"})
-	g.Expect(tokenHolders(*mounted)).To(ConsistOf("manager", "runner"))
+	mounted.Containers = append(mounted.Containers, corev1.Container{Name: "other", VolumeMounts: []corev1.VolumeMount{
+		{Name: mountedVolume(pod, *manager, inClusterTokenDir).Name, MountPath: "/token"}}})
+	g.Expect(tokenHolders(*mounted)).To(ConsistOf("manager", "other"))
 }
 
 // componentOverlay writes the overlay of deploy/README.md that adds deploy/components/<component>
-// to deploy/default, with local paths, and checks that the README shows it; it returns the
-// overlay's directory.
+// to deploy/default, with relative paths (kustomize takes a kustomization only by one), in a
+// directory under the repository's bin/ removed at the end of the test, and checks that the README
+// shows it; it returns the overlay's directory.
 func componentOverlay(t *testing.T, component string) string {
 	t.Helper()
 	g := NewWithT(t)
-	overlay := t.TempDir()
+	g.Expect(os.MkdirAll(binDir, 0o755)).To(Succeed())
+	overlay, err := os.MkdirTemp(binDir, "overlay-")
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = os.RemoveAll(overlay) })
 	rel := func(p string) string {
 		r, err := filepath.Rel(overlay, filepath.Join(env.Root, p))
 		g.Expect(err).NotTo(HaveOccurred())
@@ -649,6 +703,14 @@ components:
 `, rel("deploy/default"), rel("deploy/components/"+component))), 0o644)).To(Succeed())
 	readme, err := os.ReadFile(filepath.Join(env.Root, "deploy", "README.md"))
 	g.Expect(err).NotTo(HaveOccurred())
+	if component == runnerSidecar {
+		// The README names it where it explains the runner; the component shows its overlay.
+		g.Expect(string(readme)).To(ContainSubstring("`deploy/components/" + component + "`"))
+		kustomization, err := os.ReadFile(filepath.Join(env.Root, "deploy", "components", component, "kustomization.yaml"))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(string(kustomization)).To(MatchRegexp(`#\s+components:\n#\s+- [^\n]*deploy/components/` + regexp.QuoteMeta(component) + `\s`))
+		return overlay
+	}
 	g.Expect(string(readme)).To(MatchRegexp(`components:\n\s+- \S*deploy/components/`+regexp.QuoteMeta(component)+`(\?|\s)`),
 		"deploy/README.md shows the overlay of %s", component)
 	return overlay
@@ -726,60 +788,6 @@ func TestDeployPersistentStorageComponent(t *testing.T) {
 	v = dataVolume()
 	g.Expect(v.PersistentVolumeClaim).To(BeNil())
 	g.Expect(v.EmptyDir).NotTo(BeNil())
-}
-
-// jobUsersCapabilities are the capabilities the runner needs to run each session as a user of
-// its own, and the only ones it has.
-var jobUsersCapabilities = []corev1.Capability{"SETUID", "SETGID", "CHOWN", "FOWNER", "KILL"}
-
-// checkRunnerJobUsers checks the manifest-generator Deployment: each session as a user of its
-// own, from a range without root and the controller's user; the runner as root with the
-// capabilities to switch to them and nothing more, serving the manager's user alone, which checks
-// that root serves the socket; the manager restricted.
-func checkRunnerJobUsers(t *testing.T, d *appsv1.Deployment) {
-	t.Helper()
-	g := NewWithT(t)
-	pod := d.Spec.Template.Spec
-	manager, runner := containerNamed(pod, "manager"), containerNamed(pod, "runner")
-	g.Expect(manager).NotTo(BeNil())
-	g.Expect(runner).NotTo(BeNil())
-
-	users, ok := flagValue(runner.Args, "--job-users")
-	g.Expect(ok).To(BeTrue(), "the runner has no --job-users")
-	first, last, _ := strings.Cut(users, "-")
-	from, err := strconv.ParseInt(first, 10, 64)
-	g.Expect(err).NotTo(HaveOccurred(), users)
-	to, err := strconv.ParseInt(last, 10, 64)
-	g.Expect(err).NotTo(HaveOccurred(), users)
-	g.Expect(from).To(BeNumerically(">", 0), users)
-	g.Expect(to).To(BeNumerically(">=", from), users)
-	managerUID, _ := effectiveIDs(pod, *manager)
-	g.Expect(*managerUID).To(Or(BeNumerically("<", from), BeNumerically(">", to)), "the controller's user is a session user")
-	clientUID, _ := flagValue(runner.Args, "--client-uid")
-	g.Expect(clientUID).To(Equal(strconv.FormatInt(*managerUID, 10)), "the runner serves the manager's user alone")
-	runnerUID, _ := flagValue(manager.Args, "--runner-uid")
-	g.Expect(runnerUID).To(Equal("0"), "the manager checks that the runner (root) serves the socket")
-
-	uid, gid := effectiveIDs(pod, *runner)
-	g.Expect(*uid).To(BeZero())
-	g.Expect(*gid).To(BeZero())
-	sc := runner.SecurityContext
-	g.Expect(sc.RunAsNonRoot).NotTo(BeNil())
-	g.Expect(*sc.RunAsNonRoot).To(BeFalse(), "a root runner must say so")
-	g.Expect(*sc.AllowPrivilegeEscalation).To(BeFalse())
-	g.Expect(*sc.ReadOnlyRootFilesystem).To(BeTrue())
-	g.Expect(sc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
-	g.Expect(sc.Capabilities.Add).To(ConsistOf(jobUsersCapabilities))
-	g.Expect(sc.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
-
-	msc := manager.SecurityContext
-	g.Expect(*msc.RunAsUser).To(BeEquivalentTo(65532))
-	g.Expect(*msc.RunAsGroup).To(BeEquivalentTo(65532))
-	g.Expect(msc.RunAsNonRoot).NotTo(BeNil())
-	g.Expect(*msc.RunAsNonRoot).To(BeTrue())
-	g.Expect(*msc.AllowPrivilegeEscalation).To(BeFalse())
-	g.Expect(msc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
-	g.Expect(msc.Capabilities.Add).To(BeEmpty())
 }
 
 // podFromTemplate is a pod of sluice-system made from the template of d.
