@@ -40,12 +40,12 @@ sh -c 'sleep 20; true' "$PWD" holder-marker-7f3a
 kv end "$(date +%s)"
 `
 
-// boundaryProber runs while the holder sleeps: it looks for the holder in /proc (its marker,
-// any tree but its own), counts the processes it sees, lists /work, and fetches its own
+// boundaryProber runs while the holder sleeps: it looks for the holder in /proc (its marker, by
+// a pattern its own command line does not match; any tree but its own), counts the processes it sees, lists /work, and fetches its own
 // artifact and the holder's, unsigned and with its own signature.
 const boundaryProber = boundaryReport + `sleep 5
 kv probed "$(date +%s)"
-kv marker "$(cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' '\n' | grep -c holder-marker-7f3a)"
+kv marker "$(cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' '\n' | grep -c 'holder-marker-7f3[a]')"
 kv otherTree "$(cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' '\n' | grep '^/work/' | grep -v "^${PWD%/tree*}/" | head -n1)"
 kv processes "$(ls -d /proc/[0-9]* | wc -l)"
 kv lsWork "$(ls /work 2>&1)"
