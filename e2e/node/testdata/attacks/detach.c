@@ -2,7 +2,8 @@
 // process group (setsid), starts a thread that keeps running (it lists /work and /proc every
 // 100 ms, as a process spying on later sessions would) and ends its main thread with
 // pthread_exit: /proc/<pid>/stat then shows the process as a zombie ("Z") while its thread runs.
-// The parent waits until that is so, prints the child's pid and state, and exits.
+// The parent waits until that is so, prints the child's pid and state, and exits. The child
+// leaves the command's output, so that nothing waits for it.
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <fcntl.h>
 
 static void *spy(void *arg) {
 	(void)arg;
@@ -42,6 +44,11 @@ int main(void) {
 	pid_t pid = fork();
 	if (pid < 0) return 1;
 	if (pid == 0) {
+		// Off the command's output too, as a daemon would: nothing waits for it.
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
 		setsid();
 		prctl(PR_SET_NAME, "sluice-survivor", 0, 0, 0);
 		pthread_t t;
