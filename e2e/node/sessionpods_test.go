@@ -32,7 +32,7 @@ kv survivor "$(./detach)"
 	// attackSharedMemory leaves a 512 MiB System V segment behind (testdata/attacks/shmhog.c).
 	attackSharedMemory = boundaryReport + `chmod +x ./shmhog
 kv segment "$(./shmhog 512)"
-kv segments "$(ipcs -m | grep -c '^0x')"
+kv segments "$(tail -n +2 /proc/sysvipc/shm | wc -l)"
 `
 	// attackBig is a generator that needs 600 MiB: dd's buffer.
 	attackBig = boundaryReport + `kv dd "$(dd if=/dev/zero of=/dev/null bs=600M count=1 2>&1 | tail -n1)"

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -101,8 +102,15 @@ func (w *podWatch) explain(out *runResponse) {
 		out.Error = fmt.Sprintf("the session ran out of memory: the kernel killed %d of its processes (%s); the manifest-generator's --session-memory sets the limit", now-w.ooms, out.Error)
 		return
 	}
-	if w.diskFull.Load() {
-		out.Error = fmt.Sprintf("the session's disk is full: its files may take %d bytes, the manifest-generator's --session-disk (%s)", w.size.Load(), out.Error)
+	// A file deleted while open frees its room as soon as its command ends, so the disk may
+	// have been full between two looks: the command's own "No space left on device" says so.
+	if w.diskFull.Load() || strings.Contains(strings.ToLower(out.Stderr), syscall.ENOSPC.Error()) {
+		var st unix.Statfs_t
+		size := w.size.Load()
+		if size == 0 && unix.Statfs(w.dir, &st) == nil {
+			size = int64(st.Blocks) * st.Bsize
+		}
+		out.Error = fmt.Sprintf("the session's disk is full: its files may take %d bytes, the manifest-generator's --session-disk (%s)", size, out.Error)
 	}
 }
 

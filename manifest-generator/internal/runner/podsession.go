@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
+	"sync"
+	"time"
 )
 
 // sessionArg is the subcommand of a session that runs in a pod of its own (internal/sessionpod):
@@ -30,6 +33,7 @@ func sessionMain(args []string, log *slog.Logger) int {
 		log.Error("session", "error", err)
 		return 2
 	}
+	reserveThreads(reservedThreads)
 	dir, err := os.MkdirTemp(*workdir, "session-")
 	if err != nil {
 		log.Error("session", "error", err)
@@ -40,6 +44,25 @@ func sessionMain(args []string, log *slog.Logger) int {
 		return 1
 	}
 	return 0
+}
+
+// reservedThreads are the OS threads a session process makes at its start for later.
+const reservedThreads = 16
+
+// reserveThreads makes the Go runtime start n OS threads, which it keeps idle for when a
+// goroutine blocks: the session's commands run as the session process's user and may take
+// every process and thread that user may have (a fork bomb), after which the runtime could not
+// start the thread it needs to go on, and would die with the session.
+func reserveThreads(n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			time.Sleep(5 * time.Millisecond)
+			runtime.UnlockOSThread()
+		})
+	}
+	wg.Wait()
 }
 
 // stdio is the session's connection: the attach's standard input and output.

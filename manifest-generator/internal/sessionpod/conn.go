@@ -109,6 +109,11 @@ func (c *conn) EndReason() string {
 		time.Sleep(100 * time.Millisecond)
 	}
 	log := strings.TrimSpace(c.stderr.String())
+	if strings.Contains(log, "failed to create new OS thread") {
+		// The Go runtime of the session process could start no thread: the commands took every
+		// process its user may have.
+		log = "its commands took every process and thread the session may have (a fork bomb?), and the session process could start none"
+	}
 	switch {
 	case reason != "" && log != "":
 		return "the session pod " + c.name + " ended: " + reason + "; its log: " + log
