@@ -23,10 +23,14 @@ func IsInvocation(args []string) bool { return len(args) > 1 && args[1] == "runn
 //	runner --socket <path> --workdir <dir> --job-users FIRST-LAST [--client-uid UID] [limits]   serve sessions
 //	runner job <dir> <config>                one session (started by the daemon, fd 3)
 //	runner session --workdir <dir> [limits]  one session on standard input and output (a pod's)
+//	runner pause                             a session pod's own process, until it is deleted
 func Main(args []string) int {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("component", "runner")
 	if len(args) > 0 && args[0] == sessionArg {
 		return sessionMain(args[1:], log)
+	}
+	if len(args) == 1 && args[0] == pauseArg {
+		return pause()
 	}
 	if len(args) == 3 && args[0] == jobArg {
 		var cfg jobConfig

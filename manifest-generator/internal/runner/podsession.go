@@ -2,19 +2,22 @@ package runner
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 )
 
 // sessionArg is the subcommand of a session that runs in a pod of its own (internal/sessionpod):
 // the pod is the session, the controller speaks the session protocol on its standard input and
-// output (an attach), and the container runtime, not a pool of users, keeps it from every other
+// output (an exec in the pod), and the container runtime, not a pool of users, keeps it from every other
 // session: its processes, System V IPC, files and memory go with the pod.
 const sessionArg = "session"
 
@@ -65,11 +68,27 @@ func reserveThreads(n int) {
 	wg.Wait()
 }
 
-// stdio is the session's connection: the attach's standard input and output.
+// stdio is the session's connection: the exec's standard input and output.
 type stdio struct {
 	io.Reader
 	io.Writer
 }
+
+// pauseArg is the subcommand of a session pod's own process: it waits, doing nothing, until the
+// pod is deleted, while the session process runs beside it (an exec: its output then travels
+// only to the controller, never into the node's container logs).
+const pauseArg = "pause"
+
+// pause waits for SIGTERM or SIGINT.
+func pause() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	<-ctx.Done()
+	return 0
+}
+
+// PauseArgs are the arguments of the controller's binary that keep a session pod running.
+func PauseArgs() []string { return []string{"runner", pauseArg} }
 
 // SessionArgs are the arguments of the controller's binary that serve one session in a pod:
 // its files in workdir, under l.

@@ -18,8 +18,8 @@ import (
 // travels in the protocol): enough to say why it failed.
 const maxStderr = 4 << 10
 
-// conn is the attached standard input and output of a session pod's container, as the
-// connection of a runner.Session. Closing it ends the attach and deletes the pod.
+// conn is the standard input and output of a session pod's session process (an exec), as the
+// connection of a runner.Session. Closing it ends the exec and deletes the pod.
 type conn struct {
 	pods      typedcorev1.PodInterface
 	namespace string
@@ -29,15 +29,16 @@ type conn struct {
 	stdin  *io.PipeWriter // what the session writes goes to the container's standard input
 	stdout *io.PipeReader // what the container prints is read here
 	cancel context.CancelFunc
-	done   chan struct{} // the attach ended
+	done   chan struct{} // the exec ended
 	stderr tail
 
 	closeOnce sync.Once
 }
 
-// attach starts the attach stream; it runs until the container exits or conn is closed.
-func (c *conn) attach(config *rest.Config, restClient rest.Interface) error {
-	exec, err := attachExecutor(config, restClient, c.namespace, c.name)
+// exec starts the session process and its stream; it runs until the process exits or conn is
+// closed.
+func (c *conn) exec(config *rest.Config, restClient rest.Interface, command []string) error {
+	exec, err := execExecutor(config, restClient, c.namespace, c.name, command)
 	if err != nil {
 		return err
 	}
@@ -60,8 +61,8 @@ func (c *conn) attach(config *rest.Config, restClient rest.Interface) error {
 func (c *conn) Read(p []byte) (int, error)  { return c.stdout.Read(p) }
 func (c *conn) Write(p []byte) (int, error) { return c.stdin.Write(p) }
 
-// Close ends the session: the container's standard input closes (the session process ends its
-// commands and exits), the attach stops and the pod is deleted.
+// Close ends the session: the session process's standard input closes (it ends its commands
+// and exits), the exec stops and the pod is deleted.
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		if c.stdin != nil {

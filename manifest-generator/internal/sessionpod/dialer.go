@@ -25,7 +25,7 @@ import (
 
 // Dialer starts each session in a pod of its own: a runner.Dialer.
 type Dialer struct {
-	// Config and Client are the controller's: it creates, attaches to and deletes the pods.
+	// Config and Client are the controller's: it creates, execs in and deletes the pods.
 	Config *rest.Config
 	Client kubernetes.Interface
 	// Image is the pods' image (Options.Image, or the controller's own).
@@ -70,8 +70,8 @@ func New(ctx context.Context, config *rest.Config, opts Options, podName, podNam
 	return d, nil
 }
 
-// Dial creates the pod of a session for opts.Owner, waits until its container runs, and
-// attaches to it. Any failure deletes the pod.
+// Dial creates the pod of a session for opts.Owner, waits until its container runs, and starts
+// the session process in it (an exec). Any failure deletes the pod.
 func (d *Dialer) Dial(ctx context.Context, opts runner.Options) (io.ReadWriteCloser, error) {
 	owner := opts.Owner
 	if owner.Namespace == "" || owner.Name == "" {
@@ -96,7 +96,7 @@ func (d *Dialer) Dial(ctx context.Context, opts runner.Options) (io.ReadWriteClo
 		c.delete()
 		return nil, err
 	}
-	if err := c.attach(d.Config, d.Client.CoreV1().RESTClient()); err != nil {
+	if err := c.exec(d.Config, d.Client.CoreV1().RESTClient(), d.Options.sessionCommand()); err != nil {
 		c.delete()
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func (d *Dialer) waitRunning(parent context.Context, pod *corev1.Pod) error {
 // started reports whether the pod's session container runs, or an error when it never will.
 func started(p *corev1.Pod) (bool, error) {
 	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
-		return false, fmt.Errorf("the session pod %s/%s ended before it was attached: %s", p.Namespace, p.Name, ended(p))
+		return false, fmt.Errorf("the session pod %s/%s ended before its session started: %s", p.Namespace, p.Name, ended(p))
 	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Name != ContainerName {
@@ -175,7 +175,7 @@ func started(p *corev1.Pod) (bool, error) {
 			}
 		}
 		if cs.State.Terminated != nil {
-			return false, fmt.Errorf("the session pod %s/%s ended before it was attached: %s", p.Namespace, p.Name, ended(p))
+			return false, fmt.Errorf("the session pod %s/%s ended before its session started: %s", p.Namespace, p.Name, ended(p))
 		}
 	}
 	return false, nil
@@ -220,10 +220,10 @@ func ended(p *corev1.Pod) string {
 	return "phase " + string(p.Status.Phase)
 }
 
-// attachExecutor is kubectl attach's: WebSocket first, SPDY when the server cannot upgrade.
-func attachExecutor(config *rest.Config, restClient rest.Interface, ns, name string) (remotecommand.Executor, error) {
-	req := restClient.Post().Resource("pods").Namespace(ns).Name(name).SubResource("attach").
-		VersionedParams(&corev1.PodAttachOptions{Container: ContainerName, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+// execExecutor is kubectl exec's: WebSocket first, SPDY when the server cannot upgrade.
+func execExecutor(config *rest.Config, restClient rest.Interface, ns, name string, command []string) (remotecommand.Executor, error) {
+	req := restClient.Post().Resource("pods").Namespace(ns).Name(name).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: ContainerName, Command: command, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
 	ws, err := remotecommand.NewWebSocketExecutor(config, "GET", req.URL().String())
 	if err != nil {
 		return nil, err

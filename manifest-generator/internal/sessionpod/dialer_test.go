@@ -76,9 +76,13 @@ func TestSessionPodIsRestrictedBoundedAndDeleted(t *testing.T) {
 	g.Expect(*spec.ActiveDeadlineSeconds).To(BeNumerically("<=", 301))
 	g.Expect(*spec.SecurityContext.RunAsUser).To(BeNumerically(">=", firstUser))
 	c := spec.Containers[0]
-	g.Expect(c.Args[:4]).To(Equal([]string{"runner", "session", "--workdir", "/work"}))
-	g.Expect(c.Args).To(ContainElement("--max-session-disk=1073741824"))
-	g.Expect(c.Stdin && c.StdinOnce && !c.TTY).To(BeTrue())
+	// The pod's own process waits; the session process is an exec (not in the pod's spec), so its
+	// output never reaches the node's container logs.
+	g.Expect(c.Args).To(Equal([]string{"runner", "pause"}))
+	g.Expect(c.Stdin || c.TTY).To(BeFalse())
+	cmd := d.Options.sessionCommand()
+	g.Expect(cmd[:5]).To(Equal([]string{"/proc/1/exe", "runner", "session", "--workdir", "/work"}))
+	g.Expect(cmd).To(ContainElement("--max-session-disk=1073741824"))
 	g.Expect(*c.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
 	g.Expect(*c.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
 	g.Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))

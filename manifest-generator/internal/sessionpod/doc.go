@@ -9,16 +9,18 @@
 // The pod runs `manifest-generator runner session` from the controller's own image (which the
 // node already has), as a user no other session has, with restricted Pod Security, no
 // ServiceAccount token and a read-only root filesystem; its files live in a memory-backed
-// emptyDir whose size the kernel enforces. The controller attaches to the container and speaks
-// the runner's session protocol over its standard input and output (internal/runner): the tree
-// goes in that way and the output comes back bounded, so the pod needs no network at all.
+// emptyDir whose size the kernel enforces. The pod's own process waits; the controller starts
+// the session process beside it (an exec, whose output goes to the controller alone, not into
+// the node's container logs) and speaks the runner's session protocol over its standard input
+// and output (internal/runner): the tree goes in that way and the output comes back bounded, so
+// the pod needs no network at all.
 // Closing the session deletes the pod.
 //
-// Files: options.go (the flags), pod.go (the pod's spec), dialer.go (create, wait, attach),
-// conn.go (the attached streams as a connection), sweep.go (pods a crashed controller left).
+// Files: options.go (the flags), pod.go (the pod's spec), dialer.go (create, wait, exec),
+// conn.go (the exec's streams as a connection), sweep.go (pods a crashed controller left).
 package sessionpod
 
-// The controller creates, attaches to and deletes the session pods in the namespaces of the
+// The controller creates, execs in and deletes the session pods in the namespaces of the
 // objects it serves.
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=pods/attach,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=pods/exec,verbs=get;create

@@ -20,7 +20,7 @@ const (
 	SessionLabel   = "generator.toolkit.fluxcd.io/session"
 	OwnerKindLabel = "generator.toolkit.fluxcd.io/owner-kind"
 	OwnerNameLabel = "generator.toolkit.fluxcd.io/owner-name"
-	// ContainerName is the session's container, the one attached to.
+	// ContainerName is the session's container, where the session process runs.
 	ContainerName = "session"
 	// workdir is where the session's files are: the pod's memory-backed emptyDir.
 	workdir = "/work"
@@ -40,8 +40,6 @@ func (o *Options) podFor(image string, owner runner.Owner, deadline time.Time) *
 	active := int64(time.Until(deadline).Round(time.Second)/time.Second) + 1
 	memory := o.Memory.DeepCopy()
 	memory.Add(o.Disk)
-	limits := o.Limits
-	limits.MaxDisk = o.Disk.Value()
 	disk := o.Disk.DeepCopy()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -67,9 +65,9 @@ func (o *Options) podFor(image string, owner runner.Owner, deadline time.Time) *
 				Name:            ContainerName,
 				Image:           image,
 				ImagePullPolicy: corev1.PullIfNotPresent,
-				Args:            runner.SessionArgs(workdir, limits),
-				// The session protocol runs on standard input and output (an attach).
-				Stdin: true, StdinOnce: true,
+				// The pod's own process waits; the session process is an exec beside it, whose
+				// output goes to the controller alone, not into the node's container logs.
+				Args: runner.PauseArgs(),
 				Resources: corev1.ResourceRequirements{
 					Limits: corev1.ResourceList{
 						corev1.ResourceCPU: o.CPU, corev1.ResourceMemory: memory,
@@ -101,6 +99,15 @@ func (o *Options) podFor(image string, owner runner.Owner, deadline time.Time) *
 		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: types.UID(owner.UID)}}
 	}
 	return pod
+}
+
+// sessionCommand is the command of the session process, an exec in the pod: the controller's
+// binary (the pod's own process, /proc/1/exe) serving one session on its standard input and
+// output, under the runner's limits with the pod's disk.
+func (o *Options) sessionCommand() []string {
+	limits := o.Limits
+	limits.MaxDisk = o.Disk.Value()
+	return append([]string{"/proc/1/exe"}, runner.SessionArgs(workdir, limits)...)
 }
 
 // podPrefix is the generateName of a session pod: the owner's name, cut to leave room.

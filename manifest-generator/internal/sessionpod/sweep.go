@@ -10,7 +10,7 @@ import (
 
 // Sweep deletes the session pods of every namespace that this controller did not start: those
 // a controller that died (or lost its leadership) left behind. Such a pod has ended or ends
-// soon (its standard input closed with the attach, its deadline bounds it), but it would stay
+// soon (its standard input closed with the exec, its deadline bounds it), but it would stay
 // listed. It runs once, when the controller becomes the leader (a manager Runnable).
 func (d *Dialer) Sweep(ctx context.Context) error {
 	list, err := d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
