@@ -110,7 +110,8 @@ func (o *Options) sessionCommand() []string {
 	return append([]string{"/proc/1/exe"}, runner.SessionArgs(workdir, limits)...)
 }
 
-// podPrefix is the generateName of a session pod: the owner's name, cut to leave room.
+// podPrefix is the start of a session pod's name: the owner's name, cut to leave room, and
+// what the session does.
 func podPrefix(owner runner.Owner) string {
 	name := owner.Name
 	if len(name) > 40 {
