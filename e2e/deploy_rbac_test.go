@@ -201,7 +201,9 @@ func outsideWrites(rules []rbacv1.PolicyRule, ownGroup string) []string {
 // kustomize-controller: their ClusterRole grants everything, and they impersonate the
 // spec.serviceAccountName of each object (the API's documented exception), so that an object
 // naming an account is applied with that account's permissions only; the manifest-generator
-// also patches GitRepositories, to request a fetch after it pushes. Any other rule fails here.
+// also patches GitRepositories, to request a fetch after it pushes, and creates, execs in and
+// deletes the session pods of the tenants' .flux.yaml commands (manifestgeneration.md,
+// Sessions). Any other rule fails here.
 func TestRBACControllerRolesWriteOnlyTheirOwnKinds(t *testing.T) {
 	objects := buildObjects(t, filepath.Join(env.Root, "deploy", "default"))
 	controller := func(name string) []rbacv1.PolicyRule { return rulesOf(t, rbacObjectsOf(t, objects, name)) }
@@ -237,7 +239,8 @@ func TestRBACControllerRolesWriteOnlyTheirOwnKinds(t *testing.T) {
 		{"resourceset-controller", controller("resourceset-controller"), ownGroups["resourceset-controller"],
 			[]string{"* */*", "impersonate core/serviceaccounts"}},
 		{"manifest-generator", controller("manifest-generator"), ownGroups["manifest-generator"],
-			[]string{"* */*", "impersonate core/serviceaccounts", "patch source.toolkit.fluxcd.io/gitrepositories"}},
+			[]string{"* */*", "impersonate core/serviceaccounts", "patch source.toolkit.fluxcd.io/gitrepositories",
+				"create core/pods", "delete core/pods", "create core/pods/exec"}},
 
 		// The check itself.
 		{"reads are fine", []rbacv1.PolicyRule{rule("", "secrets", "get", "list", "watch"), rule("*", "*", "get")}, "a", nil},
