@@ -48,6 +48,7 @@ func main() {
 		sessionPods      = sessionpod.DefaultOptions()
 		serviceCIDRs     []string
 		allowedCIDRs     []string
+		sessionEgress    bool
 	)
 	opts.BindFlags(pflag.CommandLine, true)
 	pflag.StringVar(&buildOpts.StoragePath, "storage-path", "/data", "The directory of the source checkouts.")
@@ -84,6 +85,8 @@ func main() {
 	pflag.StringSliceVar(&allowedCIDRs, imagescan.AllowedCIDRsFlag, nil,
 		"Ranges (CIDRs or addresses, repeatable or comma-separated) the registries of the automated releases may be at although they are loopback, link-local, unspecified or in --service-cidr, e.g. 10.96.12.0/24 for an in-cluster registry; 0.0.0.0/0,::/0 allows every address.")
 	sessionPods.BindFlags(pflag.CommandLine)
+	pflag.BoolVar(&sessionEgress, "session-egress", true,
+		"Whether a ManifestGeneration may let its commands reach the network (spec.egress); the commands of the others may open no socket but a Unix one. false refuses spec.egress.")
 	pflag.Parse()
 	serviceRanges, err := imagescan.ParseCIDRs(serviceCIDRs)
 	bootstrap.Exit(err, "--"+imagescan.ServiceCIDRFlag)
@@ -122,6 +125,7 @@ func main() {
 		defer local.Stop()
 		runnerClient = &local.Client
 	}
+	runnerClient.AllowEgress = sessionEgress
 	buildOpts.Runner = runnerClient
 	builder, err := build.New(buildOpts)
 	bootstrap.Exit(err, "setting up the generator storage")

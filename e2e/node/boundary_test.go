@@ -35,6 +35,8 @@ kv env "$(env | cut -d= -f1 | sort | tr '\n' ' ')"
 // the command line of a process ("; true" keeps sh from exec'ing sleep in its place), where a
 // shared container's /proc would show them to every other session.
 const boundaryHolder = boundaryReport + `echo secret-of-a > secret.txt
+kv network "$(wget -q -O /dev/null http://10.96.0.1:443/ 2>&1 | head -n1)"
+kv own "$(wget -S -O /dev/null "$OWN" 2>&1 | head -n1)"
 kv tree "$PWD"
 sh -c 'sleep 20; true' "$PWD" holder-marker-7f3a
 kv end "$(date +%s)"
@@ -63,8 +65,9 @@ kv end "$(date +%s)"
 // observe of the trust boundary (deploy/README.md) as a ConfigMap: no ServiceAccount token, a
 // user neither root nor the manager's, no /data; the two sessions, running at the same time,
 // see nothing of each other: not the other's processes and command lines in /proc, not its
-// tree in /work; another namespace's artifact is not found, unsigned or with the tenant's own
-// signature, while its own signed URL is served.
+// tree in /work. The holder, without spec.egress, opens no network socket (the API server's
+// address, its own artifact); the prober asks for egress, and another namespace's artifact is
+// not found, unsigned or with the tenant's own signature, while its own signed URL is served.
 func trustBoundary(ctx context.Context, t *testing.T, cluster *Cluster) {
 	began := time.Now()
 	srv := testserver.NewGitServer(t, testserver.Options{})
@@ -90,7 +93,8 @@ func trustBoundary(ctx context.Context, t *testing.T, cluster *Cluster) {
 	foreignPath := artifact["boundary-a"][1]
 
 	// Both ManifestGenerations at once: the manifest-generator reconciles 4 at a time.
-	applyObjects(ctx, t, cluster, generationObject("boundary-a", nil)+"---\n"+generationObject("boundary-b", map[string]string{
+	// The holder's commands have no network; the prober's ask for egress.
+	applyObjects(ctx, t, cluster, generationObject("boundary-a", false, map[string]string{"OWN": artifact["boundary-a"][0]})+"---\n"+generationObject("boundary-b", true, map[string]string{
 		"OWN": own[0], "UNSIGNED": server + foreignPath, "FOREIGN": base + foreignPath,
 	}))
 	observed := map[string]map[string]string{}
@@ -141,6 +145,12 @@ func checkBoundary(t *testing.T, a, b map[string]string) {
 	if a["uid"] == "" || a["uid"] == b["uid"] {
 		t.Errorf("the two sessions run as users %q and %q", a["uid"], b["uid"])
 	}
+	// The holder did not ask for egress: its commands may open no network socket, not even to
+	// the API server's address or its own artifact.
+	if !strings.Contains(a["network"], "Permission denied") || !strings.Contains(a["own"], "Permission denied") && !strings.Contains(a["own"], "bad address") {
+		t.Errorf("the holder, without spec.egress, reached the network: API server %q, own artifact %q", a["network"], a["own"])
+	}
+	// The prober asked for egress: the artifact server decides what it gets.
 	want := map[string]string{"own": "200", "unsigned": "404", "foreign": "404"}
 	for k, v := range want {
 		if b[k] != v {
@@ -198,7 +208,7 @@ subjects: [{kind: ServiceAccount, name: applier, namespace: %[1]s}]
 `, ns)
 }
 
-func generationObject(ns string, env map[string]string) string {
+func generationObject(ns string, egress bool, env map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `apiVersion: generator.toolkit.fluxcd.io/v1alpha1
 kind: ManifestGeneration
@@ -208,7 +218,8 @@ spec:
   sourceRef: {kind: GitRepository, name: app}
   path: ./
   interval: 1h
-`, ns)
+  egress: %t
+`, ns, egress)
 	if len(env) > 0 {
 		b.WriteString("  env:\n")
 		for _, k := range sortedKeys(env) {

@@ -88,7 +88,7 @@ func sessionPodAttacks(ctx context.Context, t *testing.T, cluster *Cluster) {
 			all[k] = v
 		}
 		repo.Commit(t, "generator", all)
-		gen := generationObject(ns, nil)
+		gen := generationObject(ns, false, nil)
 		if timeout != "" {
 			gen += "  timeout: " + timeout + "\n"
 		}

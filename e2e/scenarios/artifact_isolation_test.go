@@ -44,6 +44,7 @@ spec:
     name: fleet
   path: ./
   interval: 10m
+  egress: true
   env:
     - name: OWN
       value: __OWN__

@@ -88,6 +88,13 @@ type ManifestGenerationSpec struct {
 	// +optional
 	Env []EnvVar `json:"env,omitempty"`
 
+	// Egress lets the generator and updater commands reach the network, for remote kustomize
+	// bases and remote Helm charts: they then have the network of their session's pod, which
+	// the namespace's NetworkPolicies bound. Without it they may open no socket but a Unix one.
+	// The controller's --session-egress=false refuses it.
+	// +optional
+	Egress bool `json:"egress,omitempty"`
+
 	// Suspend stops the reconciliation of this ManifestGeneration.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`

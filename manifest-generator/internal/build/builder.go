@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -175,7 +176,11 @@ func (b *Builder) Build(ctx context.Context, owner runner.Owner, art meta.Artifa
 	}
 	defer b.checkouts.release(co)
 
-	session, err := b.opts.Runner.Session(co.dir, runner.Options{Path: b.opts.Path, Env: env, DefaultTimeout: timeout, MaxOutput: b.opts.MaxOutput, Owner: owner})
+	session, err := b.opts.Runner.Session(co.dir, runner.Options{Path: b.opts.Path, Env: env, DefaultTimeout: timeout, MaxOutput: b.opts.MaxOutput,
+		Egress: spec.Egress, Owner: owner})
+	if errors.Is(err, runner.ErrEgressNotAllowed) {
+		return nil, terminal(err)
+	}
 	if err != nil {
 		return nil, err
 	}

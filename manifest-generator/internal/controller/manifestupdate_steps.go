@@ -50,7 +50,8 @@ func (r *ManifestUpdateReconciler) target(ctx context.Context, obj *generatorv1.
 	if defaultTimeout <= 0 {
 		defaultTimeout = fluxyaml.DefaultTimeout
 	}
-	t = update.Target{RepoName: ref.Name, Path: path, Namespace: gen.Namespace, Env: env, Timeout: gen.GetTimeout(defaultTimeout)}
+	t = update.Target{RepoName: ref.Name, Path: path, Namespace: gen.Namespace, Env: env, Timeout: gen.GetTimeout(defaultTimeout),
+		Egress: gen.Spec.Egress}
 
 	repo := newSource(generatorv1.GitRepositoryKind)
 	if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: ref.Name}, repo); err != nil {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -24,7 +25,14 @@ type Client struct {
 	RunnerUID int
 	// RunnerPID, when set, is the process the socket must be served by (a local runner).
 	RunnerPID int
+	// AllowEgress lets sessions ask for the network (Options.Egress, --session-egress); a
+	// session that asks without it is refused with ErrEgressNotAllowed.
+	AllowEgress bool
 }
+
+// ErrEgressNotAllowed refuses a session that asks for the network where the controller allows
+// none.
+var ErrEgressNotAllowed = errors.New("spec.egress asks for the network, which the manifest-generator's --session-egress=false allows no command")
 
 // Options configure the commands of a session.
 type Options struct {
@@ -39,6 +47,9 @@ type Options struct {
 	MaxOutput int64
 	// Track makes Session.Changes available: the runner records the tree as uploaded.
 	Track bool
+	// Egress lets the commands reach the network (spec.egress); without it the session's
+	// process and commands may open no socket but a Unix one.
+	Egress bool
 	// Owner is the object the session works for. A Dialer starts the session's process in
 	// its namespace, owned by it.
 	Owner Owner
@@ -95,6 +106,9 @@ func (c *Client) wentAway(conn io.ReadWriteCloser, err error) error {
 // commands run in the runner. It connects on first use, so a session that runs nothing costs
 // nothing. The caller must Close it.
 func (c *Client) Session(dir string, opts Options) (*Session, error) {
+	if opts.Egress && !c.AllowEgress {
+		return nil, ErrEgressNotAllowed
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err

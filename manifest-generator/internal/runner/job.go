@@ -97,6 +97,12 @@ func runJob(conn io.ReadWriter, dir string, cfg jobConfig) error {
 		return j.reply(response{Err: "the session must start with " + opOpen})
 	}
 	o := req.Open
+	if !o.Egress {
+		if err := denyNetwork(); err != nil {
+			_ = j.reply(response{Err: err.Error()})
+			return err
+		}
+	}
 	j.track = o.Track
 	// Scratch files of the tools go to the job's own TMPDIR, deleted with it, unless the user set one.
 	env := map[string]string{"TMPDIR": filepath.Join(j.dir, "tmp")}

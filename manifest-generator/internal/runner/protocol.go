@@ -34,6 +34,9 @@ type openRequest struct {
 	MaxOutput int64
 	// Track records the uploaded tree, so that opChanges can tell what commands changed.
 	Track bool
+	// Egress lets the commands open network connections; without it they may open no socket
+	// but a Unix one (denyNetwork).
+	Egress bool
 }
 
 // runRequest runs one command.

@@ -171,7 +171,7 @@ func (s *Session) connect(ctx context.Context) error {
 		return err
 	}
 	s.attach(conn)
-	open := &openRequest{Path: s.opts.Path, Env: s.opts.Env, DefaultTimeout: s.opts.DefaultTimeout, MaxOutput: s.opts.MaxOutput, Track: s.opts.Track}
+	open := &openRequest{Path: s.opts.Path, Env: s.opts.Env, DefaultTimeout: s.opts.DefaultTimeout, MaxOutput: s.opts.MaxOutput, Track: s.opts.Track, Egress: s.opts.Egress}
 	if _, err := s.roundTrip(ctx, func() error { return s.enc.Encode(&request{Op: opOpen, Open: open}) }); err != nil {
 		return err
 	}

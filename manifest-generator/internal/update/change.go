@@ -65,7 +65,7 @@ func (c *change) open() error {
 	}
 	c.configPath = configPath
 	c.session, err = c.Runner.Session(c.dir, runner.Options{Path: c.Path, Env: t.Env, DefaultTimeout: t.Timeout,
-		MaxOutput: c.MaxOutput, Track: c.cfg.CommandUpdated != nil,
+		MaxOutput: c.MaxOutput, Track: c.cfg.CommandUpdated != nil, Egress: t.Egress,
 		Owner: runner.OwnerOf(generatorv1.GroupVersion.String(), generatorv1.ManifestUpdateKind, c.req.Update)})
 	return err
 }

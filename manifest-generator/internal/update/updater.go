@@ -55,6 +55,8 @@ type Target struct {
 	Namespace string
 	Env       map[string]string
 	Timeout   time.Duration
+	// Egress lets the commands reach the network (the generation's spec.egress).
+	Egress bool
 }
 
 // Request is one change to push.
