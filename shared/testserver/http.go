@@ -6,6 +6,8 @@ import (
 	"net/http/cgi"
 	"os/exec"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // httpBackend runs `git http-backend` as a CGI program for each request, after checking the
@@ -15,9 +17,19 @@ type httpBackend struct {
 	username, password string
 	token              string
 	logf               func(format string, args ...any)
+	requests           *atomic.Int64
+	delay              time.Duration
 }
 
 func (h *httpBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.requests.Add(1)
+	if h.delay > 0 {
+		select {
+		case <-time.After(h.delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	user, ok := h.authenticate(r)
 	if !ok {
 		// Git clients send credentials only after a 401 that names a scheme they know, so the

@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -27,6 +29,9 @@ type Options struct {
 	SSHHostKey KeyType
 	// AuthorizedKeys are the public keys the SSH server accepts besides Identity's.
 	AuthorizedKeys []KeyPair
+	// Delay is added before each HTTP request is served: a busy or distant Git server, where
+	// a client's speed depends on how many requests it makes.
+	Delay time.Duration
 }
 
 // GitServer serves the bare repositories under Root over HTTP(S), and over SSH when asked.
@@ -36,6 +41,8 @@ type GitServer struct {
 	ssh  *sshServer // nil without Options.SSH
 	// identity is the generated client key the SSH server authorizes.
 	identity KeyPair
+	// requests counts the HTTP requests served, refused ones included.
+	requests *atomic.Int64
 }
 
 // NewGitServer starts a Git server on loopback with a fresh root directory. It is stopped and
@@ -43,10 +50,11 @@ type GitServer struct {
 func NewGitServer(t testing.TB, opts Options) *GitServer {
 	t.Helper()
 	RequireGit(t)
-	s := &GitServer{root: t.TempDir()}
+	s := &GitServer{root: t.TempDir(), requests: &atomic.Int64{}}
 	logf := cleanupSafeLogf(t)
 
-	handler := &httpBackend{root: s.root, username: opts.Username, password: opts.Password, token: opts.BearerToken, logf: logf}
+	handler := &httpBackend{root: s.root, username: opts.Username, password: opts.Password, token: opts.BearerToken, logf: logf,
+		requests: s.requests, delay: opts.Delay}
 	s.http = httptest.NewUnstartedServer(handler)
 	// Server errors (a client refusing the test certificate) go to the test log, not stderr.
 	s.http.Config.ErrorLog = log.New(logWriter(logf), "", 0)
@@ -64,6 +72,10 @@ func NewGitServer(t testing.TB, opts Options) *GitServer {
 	}
 	return s
 }
+
+// Requests is the number of HTTP requests the server has answered so far (a Git client's round
+// trips: `GET info/refs` and `POST git-upload-pack` for a clone, a 401 challenge each).
+func (s *GitServer) Requests() int64 { return s.requests.Load() }
 
 // Root is the directory holding the bare repositories.
 func (s *GitServer) Root() string { return s.root }

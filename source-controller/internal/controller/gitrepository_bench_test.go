@@ -34,7 +34,7 @@ func BenchmarkGitRepositoryNoOpReconcile(b *testing.B) {
 	repo.Commit(b, "Initial commit", files)
 
 	obj := &sourcev1.GitRepository{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bench"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "bench", Labels: map[string]string{directLabel: "true"}},
 		Spec:       sourcev1.GitRepositorySpec{URL: repo.HTTPURL(), Interval: metav1.Duration{Duration: time.Hour}},
 	}
 	if err := k8s.Create(ctx, obj); err != nil {

@@ -122,30 +122,53 @@ func (r *GitRepositoryReconciler) reconcileSteps(ctx context.Context, obj *sourc
 
 // reconcileSource resolves the reference on the remote and, when it is not the stored
 // revision, fetches it. changed is false for a no-op: the artifact is up to date.
+//
+// The remote is asked for its references (ls-remote) only when the answer can spare the clone:
+// when an artifact was built with the same spec and includes, or when the reference is a semver
+// range or a name, which only the list resolves. A first fetch of a branch or a tag clones at
+// once, and the clone tells the commit (as Flux does: one exchange with the Git server less).
 func (r *GitRepositoryReconciler) reconcileSource(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir, includes []*meta.Artifact) (git.Commit, bool, error) {
 	gitCtx, cancel := context.WithTimeout(ctx, gitTimeout(obj))
 	defer cancel()
-	rev, remote, reason, err := r.resolve(gitCtx, obj, tmp)
+	art := obj.Status.Artifact
+	mayBeUpToDate := art != nil && contentUnchanged(obj) && includesUnchanged(obj, includes) && verificationUnchanged(obj)
+	rev, unlisted := git.Unlisted(obj.Spec.Reference)
+	var remote git.Remote
+	var reason string
+	var err error
+	if mayBeUpToDate || !unlisted {
+		unlisted = false
+		rev, remote, reason, err = r.resolve(gitCtx, obj, tmp)
+	} else {
+		remote, reason, err = r.remote(gitCtx, obj, tmp)
+	}
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, reason, err)
 	}
-	art := obj.Status.Artifact
-	if art != nil && art.Revision == rev.String() && contentUnchanged(obj) && includesUnchanged(obj, includes) && verificationUnchanged(obj) {
+	if mayBeUpToDate && art.Revision == rev.String() {
 		clearVerification(obj)
 		conditions.Delete(obj, sourcev1.FetchFailedCondition)
 		conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
 		log.FromContext(ctx).Info(fmt.Sprintf("artifact up-to-date with remote revision: '%s'", rev))
 		return git.Commit{}, false, nil
 	}
-	outdated(obj, rev, includes)
+	if !unlisted {
+		outdated(obj, rev, includes)
+	}
 
 	dir := func() (string, error) {
 		d, err := tmp.path()
 		return d + "/src", err
 	}
 	commit, err := git.Checkout(gitCtx, dir, remote, rev, r.MaxCloneSize, obj.Spec.RecurseSubmodules)
+	if unlisted && errors.Is(err, git.ErrRefNotFound) {
+		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), resolveFailed(gitCtx, obj, err))
+	}
 	if err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, gitReason(err), fmt.Errorf("failed to checkout '%s' of '%s': %w", rev, obj.Spec.URL, timeoutError(gitCtx, err)))
+	}
+	if unlisted {
+		outdated(obj, commit.Revision, includes)
 	}
 	if err := checkSparse(commit.Files, sparseDirs(obj.Spec.SparseCheckout)); err != nil {
 		return git.Commit{}, false, r.fetchFailed(obj, sourcev1.GitOperationFailedReason, err)

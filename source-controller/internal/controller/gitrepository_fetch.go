@@ -27,29 +27,43 @@ func gitTimeout(obj *sourcev1.GitRepository) time.Duration {
 // resolve asks the remote which commit the reference names (ls-remote, no clone), and returns
 // how to reach it. On failure, reason is the FetchFailed reason that fits it.
 func (r *GitRepositoryReconciler) resolve(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Revision, git.Remote, string, error) {
+	remote, reason, err := r.remote(ctx, obj, tmp)
+	if err != nil {
+		return git.Revision{}, git.Remote{}, reason, err
+	}
+	rev, err := git.Resolve(ctx, remote, obj.Spec.Reference)
+	if err != nil {
+		return git.Revision{}, git.Remote{}, gitReason(err), resolveFailed(ctx, obj, err)
+	}
+	return rev, remote, "", nil
+}
+
+// resolveFailed is the error of a reference the remote does not have, or could not tell.
+func resolveFailed(ctx context.Context, obj *sourcev1.GitRepository, err error) error {
+	return fmt.Errorf("failed to resolve the revision of '%s': %w", obj.Spec.URL, timeoutError(ctx, err))
+}
+
+// remote is how to reach spec.url: its credentials and proxy. On failure, reason is the
+// FetchFailed reason that fits it.
+func (r *GitRepositoryReconciler) remote(ctx context.Context, obj *sourcev1.GitRepository, tmp *scratchDir) (git.Remote, string, error) {
 	// Before any network access: no Secret or retry can make a cloud identity appear.
 	if err := cloudProvider(obj.Spec.Provider); err != nil {
-		return git.Revision{}, git.Remote{}, sourcev1.AuthenticationFailedReason, reconcile.TerminalError(err)
+		return git.Remote{}, sourcev1.AuthenticationFailedReason, reconcile.TerminalError(err)
 	}
 	u, err := url.Parse(obj.Spec.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ssh") {
-		return git.Revision{}, git.Remote{}, sourcev1.URLInvalidReason,
+		return git.Remote{}, sourcev1.URLInvalidReason,
 			reconcile.TerminalError(fmt.Errorf("URL '%s' is not an http, https or ssh URL", obj.Spec.URL))
 	}
 	auth, err := r.auth(ctx, obj, u, tmp)
 	if err != nil {
-		return git.Revision{}, git.Remote{}, sourcev1.AuthenticationFailedReason, err
+		return git.Remote{}, sourcev1.AuthenticationFailedReason, err
 	}
 	proxy, err := r.gitProxy(ctx, obj, u)
 	if err != nil {
-		return git.Revision{}, git.Remote{}, sourcev1.AuthenticationFailedReason, err
+		return git.Remote{}, sourcev1.AuthenticationFailedReason, err
 	}
-	remote := git.Remote{URL: obj.Spec.URL, Auth: auth, Proxy: proxy}
-	rev, err := git.Resolve(ctx, remote, obj.Spec.Reference)
-	if err != nil {
-		return git.Revision{}, git.Remote{}, gitReason(err), fmt.Errorf("failed to resolve the revision of '%s': %w", obj.Spec.URL, timeoutError(ctx, err))
-	}
-	return rev, remote, "", nil
+	return git.Remote{URL: obj.Spec.URL, Auth: auth, Proxy: proxy}, "", nil
 }
 
 // auth reads the credentials of spec.secretRef; SSH's known_hosts file goes into tmp.

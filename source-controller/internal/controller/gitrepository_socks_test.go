@@ -31,7 +31,7 @@ func TestGitRepositorySSHThroughSOCKS5(t *testing.T) {
 		URL: repo.SSHURL(), SecretRef: &meta.LocalObjectReference{Name: "ssh-auth"}, ProxySecretRef: &meta.LocalObjectReference{Name: "socks"},
 	})
 	g.Eventually(revision(key), timeout).Should(Equal("master@sha1:" + sha))
-	g.Expect(socks.connects.Load()).To(BeNumerically(">=", 2)) // ls-remote and clone
+	g.Expect(socks.connects.Load()).To(BeNumerically(">=", 1)) // the clone: a first fetch lists nothing before
 	g.Expect(socks.target.Load()).To(Equal(server.SSHAddr()))
 }
 

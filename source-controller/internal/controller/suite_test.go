@@ -16,9 +16,11 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -45,6 +47,9 @@ const (
 	gitMaxCloneSize  = 8 << 20
 	ociMaxLayerSize  = 4 << 20
 )
+
+// directLabel marks the GitRepositories the suite's controller does not reconcile.
+const directLabel = "test.sluice.dev/direct"
 
 var (
 	env   *testenv.Env
@@ -101,8 +106,15 @@ func run(m *testing.M, scheme *runtime.Scheme) (int, error) {
 	defer server.Close()
 
 	// The client reads Secrets uncached, as the controller's manager does.
+	// GitRepositories labelled directLabel are left to the tests that call Reconcile themselves
+	// (costs and benchmarks), so that no second reconciler fetches beside them.
+	direct, err := labels.Parse("!" + directLabel)
+	if err != nil {
+		return 0, err
+	}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
-		Client: bootstrap.ClientOptions()})
+		Client: bootstrap.ClientOptions(),
+		Cache:  cache.Options{ByObject: map[client.Object]cache.ByObject{&sourcev1.GitRepository{}: {Label: direct}}}})
 	if err != nil {
 		return 0, err
 	}

@@ -96,7 +96,7 @@ func checkout(ctx context.Context, dot billy.Filesystem, inMemory bool, b *budge
 		return Commit{}, tooLarge(b.limit, b.limit, true)
 	}
 	if err != nil {
-		return Commit{}, err
+		return Commit{}, refNotFound(err, rev)
 	}
 	head, err := repo.Head()
 	if err != nil {
@@ -136,6 +136,20 @@ func checkout(ctx context.Context, dot billy.Filesystem, inMemory bool, b *budge
 		return Commit{}, err
 	}
 	return Commit{Revision: rev.WithHash(target.String()), Subject: subject, Files: files, Object: c, Tag: tag}, nil
+}
+
+// refNotFound says, as Resolve would, that the remote has no such branch or tag, when the clone
+// of a revision not listed first (Unlisted) found none.
+func refNotFound(err error, rev Revision) error {
+	var noMatch gogit.NoMatchingRefSpecError
+	if rev.Hash != "" || !errors.As(err, &noMatch) && !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return err
+	}
+	kind := "branch"
+	if rev.RefName.IsTag() {
+		kind = "tag"
+	}
+	return fmt.Errorf("%w: %s '%s' does not exist in the repository", ErrRefNotFound, kind, rev.Name)
 }
 
 // annotatedTag is the tag object of a tag reference (fetched with it), nil for a lightweight

@@ -36,6 +36,9 @@ type Revision struct {
 }
 
 func (r Revision) String() string {
+	if r.Hash == "" { // not resolved yet (Unlisted)
+		return r.Name
+	}
 	if r.Name == "" {
 		return "sha1:" + r.Hash
 	}
@@ -78,6 +81,31 @@ func Resolve(ctx context.Context, remote Remote, ref *sourcev1.GitRepositoryRef)
 			branch = DefaultBranch
 		}
 		return lookup(refs, branch, plumbing.NewBranchReferenceName(branch), "branch")
+	}
+}
+
+// Unlisted is the revision to clone for a reference that needs no listing of the remote's
+// references: a branch or a tag, whose clone tells its commit (the returned Hash is empty until
+// Checkout fills it in), and a commit. A semver range or a reference name needs Resolve. A first
+// fetch so costs one exchange with the remote less: no ls-remote before the clone.
+func Unlisted(ref *sourcev1.GitRepositoryRef) (Revision, bool) {
+	if ref == nil {
+		ref = &sourcev1.GitRepositoryRef{}
+	}
+	switch {
+	case ref.Commit != "":
+		rev, err := Resolve(context.Background(), Remote{}, ref)
+		return rev, err == nil
+	case ref.SemVer != "" || ref.Name != "":
+		return Revision{}, false
+	case ref.Tag != "":
+		return Revision{Name: ref.Tag, RefName: plumbing.NewTagReferenceName(ref.Tag)}, true
+	default:
+		branch := ref.Branch
+		if branch == "" {
+			branch = DefaultBranch
+		}
+		return Revision{Name: branch, RefName: plumbing.NewBranchReferenceName(branch)}, true
 	}
 }
 
