@@ -26,6 +26,10 @@ FLUX_OPERATOR_API := $(BIN)/flux-operator-api/v1/resourceset_types.go
 # Gitea, the forge of shared/testserver.NewGitea, and the files it reads from disk.
 GITEA := $(BIN)/gitea
 GITEA_DATA := $(BIN)/gitea-data
+# Versity's S3 gateway, the object store of shared/testserver.NewObjectStore.
+VERSITYGW := $(BIN)/versitygw
+# Flux's source-controller, the anchor of the side-by-side benchmarks (`make bench` only).
+FLUX_SOURCE_CONTROLLER := $(BIN)/flux-source-controller
 KUBECTL := $(BIN)/kubectl
 ETCD := $(BIN)/etcd
 # The real node's parts (e2e/node), built by `make node-tools`.
@@ -40,7 +44,7 @@ CNI_PLUGINS := $(addprefix $(BIN)/cni/,bridge host-local loopback portmap)
 COREDNS := $(BIN)/coredns
 NODE_TOOLS := $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY) $(CONTAINERD) $(CTR) $(CONTAINERD_SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS)
 TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM) $(KUSTOMIZE_CONTROLLER) \
-	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD) $(EXTERNALARTIFACT_CRD) $(FLUX_OPERATOR_API) $(GITEA)
+	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD) $(EXTERNALARTIFACT_CRD) $(FLUX_OPERATOR_API) $(GITEA) $(VERSITYGW)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
@@ -182,6 +186,22 @@ $(COREDNS):
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN) GOFLAGS= go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 
+$(VERSITYGW):
+	GOBIN=$(BIN) GOFLAGS= CGO_ENABLED=0 go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+
+# Built as kustomize-controller is (its api module beside it), with one change: the module
+# proxy serves no github.com/fluxcd/pkg/artifact of its go.mod (v0.18.3), so the nearest it
+# serves (v0.18.0, the same minor) replaces it.
+$(FLUX_SOURCE_CONTROLLER):
+	set -e; moddir() { cd /tmp && GOFLAGS=-mod=mod go mod download -json $$1@$(FLUX_SOURCE_CONTROLLER_VERSION) | \
+	  sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'; }; \
+	  main=$$(moddir github.com/fluxcd/source-controller); api=$$(moddir github.com/fluxcd/source-controller/api); \
+	  test -n "$$main" && test -n "$$api"; \
+	  tmp=$$(mktemp -d); trap 'chmod -R u+w '$$tmp'; rm -rf '$$tmp EXIT; \
+	  cp -r "$$main"/. $$tmp; mkdir -p $$tmp/api; cp -r "$$api"/. $$tmp/api; chmod -R u+w $$tmp; \
+	  cd $$tmp && GOWORK=off GOFLAGS=-mod=mod go mod edit -replace github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@v0.18.0 && \
+	  CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod go build -o $@ -ldflags "-X main.VERSION=$(FLUX_SOURCE_CONTROLLER_VERSION)" .
+
 $(KUSTOMIZE):
 	GOBIN=$(BIN) GOFLAGS= go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
@@ -244,9 +264,9 @@ test: tools-both-chains
 tools-both-chains:
 	@$(MAKE) --no-print-directory -j2 --output-sync=line tools-chain-kubernetes tools-chain-other
 tools-chain-kubernetes:
-	@$(MAKE) --no-print-directory -j1 $(filter-out $(GITEA),$(TOOLS)) $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY)
+	@$(MAKE) --no-print-directory -j1 $(filter-out $(GITEA) $(VERSITYGW),$(TOOLS)) $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY)
 tools-chain-other:
-	@$(MAKE) --no-print-directory -j1 $(GITEA) $(CONTAINERD) $(CTR) $(CONTAINERD_SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS)
+	@$(MAKE) --no-print-directory -j1 $(GITEA) $(VERSITYGW) $(CONTAINERD) $(CTR) $(CONTAINERD_SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS)
 
 ## test-node: the real node's tests (-tags node: e2e/node and make cluster's sandbox): single-node
 ## clusters built by node-tools run deploy/default with the images. They need root: without it
@@ -278,7 +298,7 @@ cluster: tools node-tools images
 	$(BIN)/sandbox --node --bin $(BIN) --state $(ROOT)/.cluster --examples $(ROOT)/deploy/examples
 
 ## bench: run every module's benchmarks (those of e2e run the binaries of bin/) and print a table
-bench: tools build
+bench: tools build $(FLUX_SOURCE_CONTROLLER)
 	@for m in $(MODULES); do ( cd $$m && go test -run '^$$' -bench . -benchmem ./... ) ; done | tee /tmp/sluice-bench.txt | \
 	  awk '/^Benchmark/ {printf "%-60s", $$1; for (i = 3; i < NF; i += 2) printf " %14s %s", $$i, $$(i+1); print ""} /^(FAIL|--- FAIL)/ {print; failed = 1} END {exit failed}'
 

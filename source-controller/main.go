@@ -39,6 +39,7 @@ func main() {
 	var (
 		opts        bootstrap.Options
 		storageOpts storage.Options
+		remoteFlags storage.RemoteFlags
 		storageAddr string
 		digestAlgo  string
 		urlKeysFile string
@@ -85,6 +86,7 @@ func main() {
 		"A count (not bytes, unlike --helm-chart-cache-max-size; Flux's flag): the number of Helm repository indexes kept in memory; 0 disables the cache. A full cache evicts the least recently used index.")
 	pflag.DurationVar(&helmCache.ttl, "helm-cache-ttl", 15*time.Minute, "How long an index stays cached after its last use.")
 	pflag.DurationVar(&helmCache.purgeInterval, "helm-cache-purge-interval", time.Minute, "How often expired indexes are removed from the cache.")
+	remoteFlags.BindFlags(pflag.CommandLine)
 	pflag.Parse()
 
 	scheme := runtime.NewScheme()
@@ -100,14 +102,16 @@ func main() {
 		bootstrap.Exit(err, "reading --artifact-url-keys-file")
 		storageOpts.URLKeys = keys
 	}
-	store, err := storage.New(storageOpts)
-	bootstrap.Exit(err, "setting up the artifact storage")
 	if gitMaxCloneSize < 0 || ociMaxLayerSize < 0 {
 		bootstrap.Exit(errors.New("--git-max-clone-size and --oci-max-layer-size must not be negative"), "setting up the size limits")
 	}
 
 	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{}, &sourcev1.HelmRepository{}, &sourcev1.HelmChart{}, &sourcev1.OCIRepository{}, &sourcev1.Bucket{})
 	bootstrap.Exit(err, "creating manager")
+	storageOpts.Remote, err = remoteFlags.Remote(context.Background(), mgr.GetAPIReader(), os.Getenv(bootstrap.RuntimeNamespaceEnv))
+	bootstrap.Exit(err, "setting up the artifact store")
+	store, err := storage.New(storageOpts)
+	bootstrap.Exit(err, "setting up the artifact storage")
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
 	artifactServer := &storage.Server{Addr: storageAddr, Storage: store}

@@ -17,6 +17,11 @@ import (
 	"time"
 )
 
+// FluxSourceController is Flux's source-controller, built from the module proxy by `make
+// flux-source-controller` for the side-by-side benchmarks. It takes the storage flags of
+// Sluice's, and its kubeconfig from KUBECONFIG.
+const FluxSourceController = "flux-source-controller"
+
 // Controllers are the binaries `make build` puts in bin/.
 var Controllers = []string{"source-controller", "gating-controller", "resourceset-controller", "manifest-generator"}
 
@@ -73,7 +78,11 @@ func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) 
 		HealthAddr:  fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		LogPath:     filepath.Join(dir, name+".log"),
 	}
-	if name == "source-controller" {
+	if name == "source-controller" || name == FluxSourceController {
+		// Flux's refuses a storage path that does not exist yet.
+		if err := os.MkdirAll(filepath.Join(dir, "storage"), 0o755); err != nil {
+			return nil, err
+		}
 		c.StorageAddr = fmt.Sprintf("127.0.0.1:%d", ports[2])
 		extraArgs = append([]string{
 			"--storage-path=" + filepath.Join(dir, "storage"),
@@ -90,11 +99,15 @@ func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) 
 	}
 	extraArgs = append(append([]string(nil), DefaultArgs[name]...), extraArgs...)
 	c.bin = bin
-	c.args = append([]string{
-		"--kubeconfig=" + kubeconfig,
-		"--metrics-addr=" + c.MetricsAddr,
-		"--health-addr=" + c.HealthAddr,
-	}, extraArgs...)
+	common := []string{"--kubeconfig=" + kubeconfig}
+	if strings.HasPrefix(name, "flux-") {
+		// Flux's controllers have no such flag: controller-runtime reads KUBECONFIG.
+		common, c.env = nil, append(c.env, "KUBECONFIG="+kubeconfig)
+	}
+	c.args = append(append(common,
+		"--metrics-addr="+c.MetricsAddr,
+		"--health-addr="+c.HealthAddr,
+	), extraArgs...)
 	// extraArgs may move an address: the fields say where the process really listens.
 	for flag, field := range map[string]*string{"metrics-addr": &c.MetricsAddr, "health-addr": &c.HealthAddr, "storage-addr": &c.StorageAddr} {
 		if v, ok := lastFlag(c.args, flag); ok && *field != "" {
@@ -262,7 +275,7 @@ func (c *Controller) WaitReady(ctx context.Context) error {
 	for {
 		select {
 		case <-p.exited:
-			return fmt.Errorf("%s exited before it was ready (%v); see %s", c.Name, p.err, c.LogPath)
+			return fmt.Errorf("%s exited before it was ready (%v); see %s, which ends with:\n%s", c.Name, p.err, c.LogPath, logTail(c.LogPath))
 		case <-ctx.Done():
 			return fmt.Errorf("%s not ready: %w; see %s", c.Name, ctx.Err(), c.LogPath)
 		case <-time.After(100 * time.Millisecond):
@@ -360,4 +373,17 @@ func portRange() (int, int) {
 		}
 	}
 	return high - 12000, high
+}
+
+// logTail is the end of the log at path (its last 2 KiB), for an error that the log explains
+// and that outlives the test's temporary directory.
+func logTail(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if len(data) > 2048 {
+		data = data[len(data)-2048:]
+	}
+	return string(data)
 }

@@ -27,6 +27,13 @@ SOURCE_CONTROLLER_API_VERSION := v1.9.0
 # source of its api/v1 package into bin/ for the field walk (it needs Go 1.27, so it is read, not
 # built).
 FLUX_OPERATOR_VERSION := v0.59.0
+# Versity's S3 gateway, the real object store the source-controller's replicas share artifacts
+# through in the tests (shared/testserver.NewObjectStore); Go 1.25, built by go install.
+VERSITYGW_VERSION := v1.8.0
+# Flux's source-controller, the anchor of the side-by-side benchmarks (`make bench`): the newest
+# release whose go.mod Go 1.26 builds (v1.10 needs Go 1.27, and the proxy serves none of v1.10's
+# fluxcd/pkg modules).
+FLUX_SOURCE_CONTROLLER_VERSION := v1.9.6
 # Gitea (code.gitea.io/gitea), the real forge of shared/testserver.NewGitea: pull requests, forge
 # APIs and webhooks. v1.26.0 builds with Go 1.26 from its downloaded module; v1.27 (module
 # gitea.dev) needs requirements the module proxy does not serve.

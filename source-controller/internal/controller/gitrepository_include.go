@@ -117,7 +117,12 @@ func (r *GitRepositoryReconciler) extractInclude(art *meta.Artifact, from string
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(r.Storage.LocalPath(*art))
+	// Another replica may have written it: then it comes from the shared store.
+	p, err := r.Storage.Localize(context.Background(), *art)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,11 @@ func (r *HelmChartReconciler) buildFromHelmRepository(ctx context.Context, obj *
 	if err := r.verifyUnsupported(obj, fmt.Sprintf("HelmRepository '%s' (an HTTP repository)", repo.Name)); err != nil {
 		return nil, false, err
 	}
-	ref, err := r.IndexCache.Resolve(r.Storage.LocalPath(*repo.Status.Artifact), obj.Spec.Chart, obj.Spec.Version)
+	indexPath, err := r.Storage.Localize(ctx, *repo.Status.Artifact)
+	if err != nil {
+		return nil, false, err
+	}
+	ref, err := r.IndexCache.Resolve(indexPath, obj.Spec.Chart, obj.Spec.Version)
 	if err != nil {
 		if errors.Is(err, index.ErrChartNotFound) {
 			return nil, false, r.fetchFailed(obj, sourcev1.InvalidChartReferenceReason, reconcile.TerminalError(

@@ -81,7 +81,7 @@ func (s *Storage) ArchiveFS(a *meta.Artifact, fsys fs.FS, filter func(p string, 
 
 // archive is ArchiveFS; errors of the walk name dir when there is one.
 func (s *Storage) archive(a *meta.Artifact, fsys fs.FS, dir string, filter func(p string, d fs.DirEntry) bool) error {
-	return s.write(a, func(w io.Writer) error {
+	return s.write(a, s.Remote != nil, func(w io.Writer) error {
 		gz, err := newGzipWriter(w)
 		if err != nil {
 			return err
@@ -99,7 +99,7 @@ func (s *Storage) archive(a *meta.Artifact, fsys fs.FS, dir string, filter func(
 // Copy writes r to the artifact's path as is (for sources that arrive already packed) and sets
 // its Digest, Size and LastUpdateTime, with the same MaxSize rule as Archive.
 func (s *Storage) Copy(a *meta.Artifact, r io.Reader) error {
-	return s.write(a, func(w io.Writer) error {
+	return s.write(a, s.Remote != nil, func(w io.Writer) error {
 		_, err := io.Copy(w, r)
 		return err
 	})
@@ -107,7 +107,8 @@ func (s *Storage) Copy(a *meta.Artifact, r io.Reader) error {
 
 // write runs produce into a temporary file beside the artifact while hashing and counting, then
 // syncs and renames it into place, so that readers and a crash never see a partial artifact.
-func (s *Storage) write(a *meta.Artifact, produce func(w io.Writer) error) (err error) {
+// With upload, the file goes to the shared store too (see Remote).
+func (s *Storage) write(a *meta.Artifact, upload bool, produce func(w io.Writer) error) (err error) {
 	p, err := s.localPath(*a)
 	if err != nil {
 		return err
@@ -139,6 +140,12 @@ func (s *Storage) write(a *meta.Artifact, produce func(w io.Writer) error) (err 
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("writing artifact: %w", err)
+	}
+	// In the shared store before it is in place here, and so before any status names it.
+	if upload {
+		if err := s.upload(*a, f, cw.n, digester.Digest().String()); err != nil {
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing artifact: %w", err)

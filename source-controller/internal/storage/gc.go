@@ -41,11 +41,6 @@ func (s *Storage) GarbageCollect(ctx context.Context, current meta.Artifact, tim
 		return nil, fmt.Errorf("garbage collecting artifacts: %w", err)
 	}
 
-	type file struct {
-		path    string
-		mtime   time.Time
-		expired bool
-	}
 	var files, garbage []file
 	now := time.Now()
 	for _, e := range entries {
@@ -74,19 +69,7 @@ func (s *Storage) GarbageCollect(ctx context.Context, current meta.Artifact, tim
 		}
 		files = append(files, f)
 	}
-	// Newest first; ties by name so that the outcome does not depend on the directory order.
-	slices.SortFunc(files, func(a, b file) int {
-		if c := b.mtime.Compare(a.mtime); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.path, a.path)
-	})
-	keep := s.RetentionRecords - 1 // current always holds one of the records
-	for i, f := range files {
-		if i >= keep && f.expired {
-			garbage = append(garbage, f)
-		}
-	}
+	garbage = append(garbage, s.beyondRetention(files)...)
 
 	var deleted []string
 	for _, f := range garbage {
@@ -98,5 +81,35 @@ func (s *Storage) GarbageCollect(ctx context.Context, current meta.Artifact, tim
 		}
 		deleted = append(deleted, f.path)
 	}
+	if s.Remote != nil {
+		return deleted, s.collectRemote(ctx, current)
+	}
 	return deleted, nil
+}
+
+// file is an artifact file that garbage collection may delete.
+type file struct {
+	path    string
+	mtime   time.Time
+	expired bool
+}
+
+// beyondRetention returns the files, other than the current artifact, that are expired and
+// beyond the newest RetentionRecords (the current artifact holds one of the records).
+func (s *Storage) beyondRetention(files []file) []file {
+	// Newest first; ties by name so that the outcome does not depend on the directory order.
+	slices.SortFunc(files, func(a, b file) int {
+		if c := b.mtime.Compare(a.mtime); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.path, a.path)
+	})
+	var garbage []file
+	keep := s.RetentionRecords - 1
+	for i, f := range files {
+		if i >= keep && f.expired {
+			garbage = append(garbage, f)
+		}
+	}
+	return garbage
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"net/http"
@@ -57,13 +58,13 @@ func (s *Storage) serve(w http.ResponseWriter, r *http.Request) {
 	// only: none can lead to another object's artifacts.
 	dir, err := root.OpenRoot(path.Dir(name))
 	if err != nil {
-		http.NotFound(w, r)
+		s.notHere(w, r, name, err)
 		return
 	}
 	defer dir.Close()
 	f, err := dir.Open(path.Base(name))
 	if err != nil {
-		http.NotFound(w, r)
+		s.notHere(w, r, name, err)
 		return
 	}
 	defer f.Close()
@@ -87,6 +88,16 @@ func (s *Storage) serve(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Type", "application/gzip")
 	}
 	http.ServeContent(w, r, path.Base(name), fi.ModTime(), f)
+}
+
+// notHere answers a request for name that the local directory refused with err: from the
+// shared store when the file is missing here (another replica wrote it), else a 404.
+func (s *Storage) notHere(w http.ResponseWriter, r *http.Request, name string, err error) {
+	if s.Remote != nil && errors.Is(err, fs.ErrNotExist) {
+		s.serveRemote(w, r, name)
+		return
+	}
+	http.NotFound(w, r)
 }
 
 // requestName returns the request path relative to BasePath; false for paths that are not plain

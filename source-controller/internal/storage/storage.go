@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	_ "crypto/sha256" // registers sha256 for go-digest
 	_ "crypto/sha512" // registers sha384 and sha512 for go-digest
 	"errors"
@@ -43,6 +44,8 @@ type Options struct {
 	// OpenArtifacts writes unsigned URLs and serves every artifact to anyone who asks, as
 	// Flux's source-controller does (--insecure-open-artifacts).
 	OpenArtifacts bool
+	// Remote, when set, is the store the replicas share (--storage-backend=s3): see Remote.
+	Remote Remote
 }
 
 // Defaults of the flags that feed Options.
@@ -201,7 +204,21 @@ func (s *Storage) ArtifactExist(a meta.Artifact) bool {
 		return false
 	}
 	fi, err := os.Lstat(p)
-	return err == nil && fi.Mode().IsRegular()
+	if err == nil {
+		return fi.Mode().IsRegular()
+	}
+	if s.Remote == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	defer cancel()
+	rel, _ := cleanRel(a.Path)
+	obj, err := s.Remote.Open(ctx, rel)
+	if err != nil {
+		return false
+	}
+	defer obj.Close()
+	return obj.Info().Name == rel
 }
 
 // Symlink points linkName, in the directory of the artifact, at the artifact file and returns
@@ -229,6 +246,14 @@ func (s *Storage) Symlink(a meta.Artifact, linkName string) (string, error) {
 		_ = os.Remove(tmp)
 		return "", fmt.Errorf("creating symlink: %w", err)
 	}
+	if s.Remote != nil {
+		rel, _ := cleanRel(a.Path)
+		ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+		defer cancel()
+		if err := s.Remote.PutLink(ctx, path.Join(path.Dir(rel), linkName), path.Base(rel)); err != nil {
+			return "", err
+		}
+	}
 	return s.LinkURL(a, linkName), nil
 }
 
@@ -238,6 +263,15 @@ func (s *Storage) RemoveAll(a meta.Artifact) (string, error) {
 	dir, err := s.objectDir(a)
 	if err != nil {
 		return "", err
+	}
+	if s.Remote != nil {
+		rel, err := filepath.Rel(s.BasePath, dir)
+		if err != nil {
+			return "", err
+		}
+		if err := s.removeRemote(rel); err != nil {
+			return "", err
+		}
 	}
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return "", nil

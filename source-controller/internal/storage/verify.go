@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -28,6 +30,10 @@ func (s *Storage) Verify(a meta.Artifact) error {
 		return fmt.Errorf("%w: %w", ErrDigestMismatch, err)
 	}
 	f, err := os.Open(p)
+	if s.Remote != nil && errors.Is(err, fs.ErrNotExist) {
+		rel, _ := cleanRel(a.Path)
+		return s.verifyRemote(a, rel)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrDigestMismatch, err)
 	}
