@@ -43,6 +43,7 @@ func main() {
 		storageAddr string
 		digestAlgo  string
 		urlKeysFile string
+		urlKeysRef  string
 		leaderLabel string
 
 		helmIndexMaxSize int64
@@ -62,6 +63,8 @@ func main() {
 		"The host[:port] artifact URLs are advertised with (in a cluster, the Service DNS name).")
 	pflag.StringVar(&urlKeysFile, "artifact-url-keys-file", "",
 		"A file of keys that sign artifact URLs, one per line, each of 32 bytes or more: the first signs, all verify, so keys rotate. Empty: a key generated into --storage-path.")
+	pflag.StringVar(&urlKeysRef, "artifact-url-keys-secret-ref", "",
+		"A Secret of the controller's namespace whose `keys` sign artifact URLs, in the format of --artifact-url-keys-file, created with a random key when missing: every replica reads it, so all sign alike and a failover changes no URL.")
 	pflag.BoolVar(&storageOpts.OpenArtifacts, "insecure-open-artifacts", false,
 		"Write unsigned artifact URLs and serve every artifact to whoever reaches the artifact server, as Flux's source-controller does. Off: a URL opens only the artifacts of its object.")
 	pflag.DurationVar(&storageOpts.RetentionTTL, "artifact-retention-ttl", time.Minute,
@@ -108,6 +111,14 @@ func main() {
 
 	mgr, err := opts.NewManager(controllerName, scheme, &sourcev1.GitRepository{}, &sourcev1.HelmRepository{}, &sourcev1.HelmChart{}, &sourcev1.OCIRepository{}, &sourcev1.Bucket{})
 	bootstrap.Exit(err, "creating manager")
+	if urlKeysRef != "" {
+		if storageOpts.OpenArtifacts || urlKeysFile != "" {
+			bootstrap.Exit(errors.New("--artifact-url-keys-secret-ref takes neither --insecure-open-artifacts nor --artifact-url-keys-file"), "setting up the artifact storage")
+		}
+		storageOpts.URLKeys, err = storage.URLKeysFromSecret(context.Background(), mgr.GetAPIReader(), mgr.GetClient(),
+			os.Getenv(bootstrap.RuntimeNamespaceEnv), urlKeysRef)
+		bootstrap.Exit(err, "reading --artifact-url-keys-secret-ref")
+	}
 	storageOpts.Remote, err = remoteFlags.Remote(context.Background(), mgr.GetAPIReader(), os.Getenv(bootstrap.RuntimeNamespaceEnv))
 	bootstrap.Exit(err, "setting up the artifact store")
 	store, err := storage.New(storageOpts)
