@@ -57,6 +57,7 @@ func main() {
 		gitMaxCloneSize, ociMaxLayerSize int64
 	)
 	opts.BindFlags(pflag.CommandLine, false)
+	opts.BindShardingFlag(pflag.CommandLine)
 	pflag.StringVar(&storageOpts.BasePath, "storage-path", "/data", "The local directory where artifacts are stored.")
 	pflag.StringVar(&storageAddr, "storage-addr", ":9090", "The address the artifact HTTP server binds to.")
 	pflag.StringVar(&storageOpts.AdvAddr, "storage-adv-addr", defaultAdvAddr(),
@@ -137,6 +138,7 @@ func main() {
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), sourcev1.SourceFinalizer)
 	common := controller.SourceReconciler{
 		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: controllerName, Metrics: &readiness,
+		Shards: opts.Shards,
 	}
 	gitRepo := &controller.GitRepositoryReconciler{SourceReconciler: common, MaxCloneSize: gitMaxCloneSize}
 	bootstrap.Exit(gitRepo.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GitRepository controller")

@@ -64,6 +64,16 @@ type process struct {
 // extraArgs are appended to the common flags and to the controller's DefaultArgs (deploy/'s
 // secure defaults), so they may override them.
 func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) (*Controller, error) {
+	return startController(binDir, name, kubeconfig, dir, nil, extraArgs...)
+}
+
+// StartReplica is StartController for one replica among several of a controller: its pod's
+// name (POD_NAME, its identity among the replicas) is identity.
+func StartReplica(binDir, name, identity, kubeconfig, dir string, extraArgs ...string) (*Controller, error) {
+	return startController(binDir, name, kubeconfig, dir, []string{"POD_NAME=" + identity}, extraArgs...)
+}
+
+func startController(binDir, name, kubeconfig, dir string, env []string, extraArgs ...string) (*Controller, error) {
 	bin := filepath.Join(binDir, name)
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s not found: run `make build`", bin)
@@ -77,6 +87,7 @@ func StartController(binDir, name, kubeconfig, dir string, extraArgs ...string) 
 		MetricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		HealthAddr:  fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		LogPath:     filepath.Join(dir, name+".log"),
+		env:         env,
 	}
 	if name == "source-controller" || name == FluxSourceController {
 		// Flux's refuses a storage path that does not exist yet.

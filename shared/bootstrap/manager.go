@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+
+	"github.com/sluice-gitops/sluice/shared/sharding"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
@@ -79,6 +81,20 @@ func (o *Options) NewManager(name string, scheme *runtime.Scheme, owned ...clien
 	})
 	if err != nil {
 		return nil, err
+	}
+	if o.Sharding {
+		// Leases are read from the API server: every replica must see the others' renewals.
+		direct, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return nil, err
+		}
+		o.Shards, err = sharding.New(direct, sharding.Options{Controller: name, Namespace: os.Getenv(RuntimeNamespaceEnv), Identity: os.Getenv("POD_NAME")})
+		if err != nil {
+			return nil, fmt.Errorf("--sharding: %w", err)
+		}
+		if err := mgr.Add(o.Shards); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err

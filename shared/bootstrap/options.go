@@ -14,7 +14,10 @@ import (
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/spf13/pflag"
+	"k8s.io/utils/ptr"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+
+	"github.com/sluice-gitops/sluice/shared/sharding"
 )
 
 // Options are the flags every controller has.
@@ -28,6 +31,10 @@ type Options struct {
 	DefaultServiceAccount string
 	// EnablePprof serves Go's profiles under /debug/pprof/ on the metrics address.
 	EnablePprof bool
+	// Sharding spreads the objects over the running replicas (--sharding); NewManager sets
+	// Shards then, which the reconcilers consult.
+	Sharding bool
+	Shards   *sharding.Shards
 
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
@@ -51,6 +58,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, impersonation bool) {
 		"Watch objects in all namespaces; when false, only in the namespace of the controller (RUNTIME_NAMESPACE).")
 	fs.StringVar(&o.WatchLabelSelector, "watch-label-selector", "",
 		"Watch only the objects of this controller's kinds that match this label selector.")
+
 	if impersonation {
 		fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "",
 			"The service account impersonated when an object does not name one.")
@@ -67,6 +75,14 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, impersonation bool) {
 	o.RateLimiter.BindFlags(fs)
 	o.Jitter.BindFlags(fs)
 	fs.AddGoFlagSet(goflag.CommandLine)
+}
+
+// BindShardingFlag registers --sharding, for a controller whose reconcilers consult Shards
+// (every replica runs them then, so one that does not would reconcile every object on each).
+func (o *Options) BindShardingFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.Sharding, "sharding", false,
+		"Spread the objects over every running replica, each reconciling its share (Leases in RUNTIME_NAMESPACE, one per replica named by POD_NAME), "+
+			"instead of one elected replica reconciling all; what needs one replica (the leader's pod label) still follows --enable-leader-election.")
 }
 
 // The defaults of --kube-api-qps and --kube-api-burst; see BindFlags.
@@ -90,8 +106,13 @@ func setDefault(fs *pflag.FlagSet, name, value, usage string) {
 // ControllerOptions are the controller-runtime options the flags configure for every reconciler:
 // concurrency and the retry backoff (--min-retry-delay, --max-retry-delay).
 func (o *Options) ControllerOptions() ctrlcontroller.Options {
-	return ctrlcontroller.Options{
+	opts := ctrlcontroller.Options{
 		MaxConcurrentReconciles: o.Concurrent,
 		RateLimiter:             controller.GetRateLimiter(o.RateLimiter),
 	}
+	if o.Shards != nil {
+		// Every replica runs the reconcilers; the shards say which objects are whose.
+		opts.NeedLeaderElection = ptr.To(false)
+	}
+	return opts
 }

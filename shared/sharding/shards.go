@@ -73,6 +73,8 @@ type Shards struct {
 	seen map[string]observed
 	// inflight counts the reconciles of each key started through Begin and not done.
 	inflight map[string]int
+	// settledHooks run when a new assignment settles (Options.OnSettled, Source).
+	settledHooks []func()
 }
 
 type observed struct {
@@ -97,7 +99,17 @@ func New(c client.Client, opts Options) (*Shards, error) {
 	if opts.Load < 1 {
 		opts.Load = DefaultLoad
 	}
-	return &Shards{opts: opts, c: c, seen: map[string]observed{}, inflight: map[string]int{}}, nil
+	s := &Shards{opts: opts, c: c, seen: map[string]observed{}, inflight: map[string]int{}}
+	if opts.OnSettled != nil {
+		s.subscribe(opts.OnSettled)
+	}
+	return s, nil
+}
+
+func (s *Shards) subscribe(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settledHooks = append(s.settledHooks, f)
 }
 
 // NeedLeaderElection is false: every replica is a member.
@@ -175,14 +187,17 @@ func (s *Shards) tick(ctx context.Context) error {
 		}
 	}
 	settledNow := s.settled && !wasSettled
+	hooks := slices.Clone(s.settledHooks)
 	s.mu.Unlock()
 	if ackNow {
 		if err := s.renew(ctx); err != nil {
 			return err
 		}
 	}
-	if settledNow && s.opts.OnSettled != nil {
-		s.opts.OnSettled()
+	if settledNow {
+		for _, f := range hooks {
+			f()
+		}
 	}
 	return nil
 }

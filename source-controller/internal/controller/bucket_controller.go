@@ -27,7 +27,7 @@ type BucketReconciler struct {
 // SetupWithManager registers the Bucket controller.
 func (r *BucketReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	return setupSource(ctx, mgr, &sourcev1.Bucket{},
-		func() client.ObjectList { return &sourcev1.BucketList{} }, opts, r)
+		func() client.ObjectList { return &sourcev1.BucketList{} }, opts, r.Shards, r)
 }
 
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=buckets,verbs=get;list;watch;update;patch

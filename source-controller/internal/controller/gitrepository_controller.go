@@ -65,7 +65,8 @@ func (r *GitRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl
 		Watches(&sourcev1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.includersOf),
 			builder.WithPredicates(artifactChanged())).
 		WithOptions(opts)
-	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &sourcev1.GitRepositoryList{} }).Complete(r)
+	newList := func() client.ObjectList { return &sourcev1.GitRepositoryList{} }
+	return gates.Watch(watchShards(b, r.Shards, mgr.GetClient(), newList), mgr.GetClient(), newList).Complete(r)
 }
 
 // includersOf maps a GitRepository to those of its namespace that include it.

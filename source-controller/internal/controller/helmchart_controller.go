@@ -80,7 +80,8 @@ func (r *HelmChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 		Watches(&sourcev1.Bucket{}, handler.EnqueueRequestsFromMapFunc(r.chartsOf(sourcev1.BucketKind)),
 			builder.WithPredicates(artifactRevisionChanged())).
 		WithOptions(opts)
-	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &sourcev1.HelmChartList{} }).Complete(r)
+	newList := func() client.ObjectList { return &sourcev1.HelmChartList{} }
+	return gates.Watch(watchShards(b, r.Shards, mgr.GetClient(), newList), mgr.GetClient(), newList).Complete(r)
 }
 
 // chartsOf maps a source to the HelmCharts built from it.

@@ -32,7 +32,7 @@ type HelmRepositoryReconciler struct {
 // SetupWithManager registers the HelmRepository controller.
 func (r *HelmRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	return setupSource(ctx, mgr, &sourcev1.HelmRepository{},
-		func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, opts, r)
+		func() client.ObjectList { return &sourcev1.HelmRepositoryList{} }, opts, r.Shards, r)
 }
 
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=helmrepositories,verbs=get;list;watch;update;patch

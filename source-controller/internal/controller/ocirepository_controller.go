@@ -39,7 +39,7 @@ const DefaultMaxLayerSize int64 = 256 << 20
 // SetupWithManager registers the OCIRepository controller.
 func (r *OCIRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	return setupSource(ctx, mgr, &sourcev1.OCIRepository{},
-		func() client.ObjectList { return &sourcev1.OCIRepositoryList{} }, opts, r)
+		func() client.ObjectList { return &sourcev1.OCIRepositoryList{} }, opts, r.Shards, r)
 }
 
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=ocirepositories,verbs=get;list;watch;update;patch

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -48,6 +49,8 @@ type SourceReconciler struct {
 	ControllerName string
 	// Metrics records the gotk_reconcile_condition gauges Flux's dashboards read; nil records none.
 	Metrics *runtimectrl.Metrics
+	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
+	Shards *sharding.Shards
 }
 
 // sourceKind is what the reconcile of a source needs to know of one kind's object, once read.
@@ -81,6 +84,15 @@ type sourceKind struct {
 // the kind's steps; the status is patched once, by Finish.
 func (r *SourceReconciler) reconcile(ctx context.Context, req ctrl.Request, obj source,
 	describe func() sourceKind) (result ctrl.Result, retErr error) {
+	if r.Shards != nil {
+		// Another replica's object, or the replicas are changing: its owner reconciles it,
+		// and a new owner is sent it once the change settled.
+		done, ok := r.Shards.Begin(req.String())
+		if !ok {
+			return ctrl.Result{}, nil
+		}
+		defer done()
+	}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

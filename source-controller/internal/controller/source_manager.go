@@ -13,13 +13,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 )
 
 // setupSource registers the controller of a source kind: reconciled on spec changes and
 // reconcile requests, and within a second of one of its gates opening (spec.gates index and Gate
 // watch).
 func setupSource(ctx context.Context, mgr ctrl.Manager, obj client.Object, newList func() client.ObjectList,
-	opts controller.Options, r reconcile.Reconciler) error {
+	opts controller.Options, shards *sharding.Shards, r reconcile.Reconciler) error {
 	if err := gates.SetupIndex(ctx, mgr.GetFieldIndexer(), obj); err != nil {
 		return err
 	}
@@ -28,7 +29,16 @@ func setupSource(ctx context.Context, mgr ctrl.Manager, obj client.Object, newLi
 			predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{},
 		))).
 		WithOptions(opts)
-	return gates.Watch(b, mgr.GetClient(), newList).Complete(r)
+	return gates.Watch(watchShards(b, shards, mgr.GetClient(), newList), mgr.GetClient(), newList).Complete(r)
+}
+
+// watchShards enqueues, with --sharding, the objects this replica takes over when the
+// replicas change.
+func watchShards(b *builder.Builder, shards *sharding.Shards, c client.Reader, newList func() client.ObjectList) *builder.Builder {
+	if shards == nil {
+		return b
+	}
+	return b.WatchesRawSource(shards.Source(c, newList))
 }
 
 // artifactChanged lets through a source's updates that change its artifact, revision or
