@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -123,6 +124,12 @@ func (s *Storage) collectRemote(ctx context.Context, current meta.Artifact) erro
 	if dir == "." {
 		return fmt.Errorf("artifact path '%s' is not inside an object directory", current.Path)
 	}
+	// Every reconcile collects, and a listing of the store each time would cost a request per
+	// object and interval: the store is listed again when the current artifact changed, or
+	// after remoteCollectEvery.
+	if !s.collected.due(dir, rel, time.Now()) {
+		return nil
+	}
 	objects, err := s.Remote.List(ctx, dir)
 	if err != nil {
 		return fmt.Errorf("garbage collecting artifacts: %w", err)
@@ -168,3 +175,37 @@ func (s *Storage) removeRemote(dir string) error {
 	}
 	return nil
 }
+
+// remoteCollectEvery is how often the store is collected for an object whose artifact did not
+// change.
+const remoteCollectEvery = 10 * time.Minute
+
+// collections are the last collections in the store, by object directory.
+type collections struct {
+	mu sync.Mutex
+	m  map[string]collection
+}
+
+type collection struct {
+	current string
+	at      time.Time
+}
+
+// due says whether dir, whose current artifact is current, is to be collected at now, and
+// records that it is.
+func (c *collections) due(dir, current string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, ok := c.m[dir]
+	if ok && last.current == current && now.Sub(last.at) < remoteCollectEvery {
+		return false
+	}
+	if len(c.m) >= maxCollections {
+		clear(c.m) // forgetting only costs one listing per object
+	}
+	c.m[dir] = collection{current: current, at: now}
+	return true
+}
+
+// maxCollections bounds the memory of collections.
+const maxCollections = 100000

@@ -133,3 +133,36 @@ func TestRemoteGarbageCollectionKeepsWhatIsReferenced(t *testing.T) {
 	rec := get(a, currentB.URL, nil)
 	g.Expect(rec.Code).To(Equal(http.StatusNotFound))
 }
+
+// countingRemote counts the listings of the real store it wraps.
+type countingRemote struct {
+	Remote
+	lists int
+}
+
+func (c *countingRemote) List(ctx context.Context, dir string) ([]RemoteInfo, error) {
+	c.lists++
+	return c.Remote.List(ctx, dir)
+}
+
+// The collection of every reconcile lists the store again only when the current artifact
+// changed (or after remoteCollectEvery): not a request per object and interval.
+func TestRemoteCollectionListsOncePerArtifact(t *testing.T) {
+	g := NewWithT(t)
+	a, _, remote := replicas(t, Options{RetentionTTL: 0, RetentionRecords: 1})
+	counting := &countingRemote{Remote: remote}
+	a.Remote = counting
+	ctx := context.Background()
+	art := a.NewArtifactFor("GitRepository", testObject("app"), "main@sha1:1", "1.tar.gz")
+	g.Expect(a.Copy(&art, strings.NewReader("revision 1"))).To(Succeed())
+	for range 3 {
+		_, err := a.GarbageCollect(ctx, art, time.Minute)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(counting.lists).To(Equal(1))
+	next := a.NewArtifactFor("GitRepository", testObject("app"), "main@sha1:2", "2.tar.gz")
+	g.Expect(a.Copy(&next, strings.NewReader("revision 2"))).To(Succeed())
+	_, err := a.GarbageCollect(ctx, next, time.Minute)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(counting.lists).To(Equal(2))
+}

@@ -64,6 +64,9 @@ type Storage struct {
 	etags *etagCache
 	// keys sign URLs and verify requests; nil with OpenArtifacts.
 	keys urlKeys
+	// collected remembers, per object directory, the current artifact of the last collection in
+	// the store and when it ran (see collectRemote).
+	collected *collections
 }
 
 // New returns a Storage for opts, creating BasePath when missing.
@@ -94,7 +97,7 @@ func New(opts Options) (*Storage, error) {
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return nil, fmt.Errorf("creating storage path: %w", err)
 	}
-	s := &Storage{Options: opts, etags: newETagCache()}
+	s := &Storage{Options: opts, etags: newETagCache(), collected: &collections{m: map[string]collection{}}}
 	switch {
 	case opts.OpenArtifacts && len(opts.URLKeys) > 0:
 		return nil, errors.New("open artifacts take no URL keys")
