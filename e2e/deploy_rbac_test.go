@@ -196,7 +196,8 @@ func outsideWrites(rules []rbacv1.PolicyRule, ownGroup string) []string {
 
 // No controller may write objects it does not own. The source-controller and gating-controller
 // need nothing outside their own group but events and leases (and read Secrets and Gates), but
-// that the source-controller labels its own pod, in its namespace only. The
+// that the source-controller labels its own pod and creates the Secret of its URL keys
+// (--artifact-url-keys-secret-ref), in its namespace only. The
 // resourceset-controller and manifest-generator apply arbitrary objects, like Flux's
 // kustomize-controller: their ClusterRole grants everything, and they impersonate the
 // spec.serviceAccountName of each object (the API's documented exception), so that an object
@@ -217,7 +218,7 @@ func TestRBACControllerRolesWriteOnlyTheirOwnKinds(t *testing.T) {
 		want     []string
 	}{
 		// The label of the leader's pod, in sluice-system only (TestRBACSourceControllerPatchesPodsOfItsNamespaceOnly).
-		{"source-controller", controller("source-controller"), ownGroups["source-controller"], []string{"patch core/pods"}},
+		{"source-controller", controller("source-controller"), ownGroups["source-controller"], []string{"patch core/pods", "create core/secrets"}},
 		// Flux's syncs held behind gates: spec.suspend, the held annotations and the Approved
 		// condition (gating-controller/docs/flux-syncs.md).
 		// Flux's Receivers, which it serves too (their status), and the reconcile requests
@@ -285,8 +286,15 @@ func TestRBACSourceControllerPatchesPodsOfItsNamespaceOnly(t *testing.T) {
 				pods = append(pods, r.Verbs...)
 			}
 		}
+		var secrets []string
+		for _, r := range rulesOf(t, []*unstructured.Unstructured{o}) {
+			if slices.Contains(r.APIGroups, "") && slices.Contains(r.Resources, "secrets") {
+				secrets = append(secrets, r.Verbs...)
+			}
+		}
 		if o.GetKind() == "ClusterRole" {
 			g.Expect(pods).To(BeEmpty(), "the ClusterRole grants pods everywhere")
+			g.Expect(secrets).NotTo(ContainElement("create"), "the ClusterRole creates Secrets everywhere")
 		} else {
 			g.Expect(o.GetNamespace()).To(Equal(deployNamespace))
 			g.Expect(pods).To(ConsistOf("get", "patch"))
