@@ -186,7 +186,8 @@ func TestGateKeeperBadInput(t *testing.T) {
 	}
 	g.Expect(keeperReady(ns, "bad-cron")(g)).To(ContainSubstring("spec.cronjob.closed[0]: invalid cron expression '* * 40 11 *'"))
 	g.Expect(keeperReady(ns, "bad-tz")(g)).To(ContainSubstring("spec.timeZone: unknown time zone 'Mars/Olympus'"))
-	g.Expect(eventsOf(ns, "bad-cron")(g)).To(ContainElement(ContainSubstring("Warning InvalidSchedule: invalid schedule")))
+	// Events are recorded asynchronously: the stall may be seen before its event.
+	g.Eventually(eventsOf(ns, "bad-cron"), timeout).Should(ContainElement(ContainSubstring("Warning InvalidSchedule: invalid schedule")))
 	g.Eventually(func(g Gomega) string { return condition(getGate(g, ns, "target"), KeeperFailedCondition) }, timeout).Should(And(
 		HavePrefix("True|InvalidSchedule|GateKeeper 'bad-cron' cannot be evaluated, the gate is held closed until it is fixed: "+
 			"spec.cronjob.closed[0]: invalid cron expression '* * 40 11 *'"),
