@@ -50,10 +50,7 @@ func BenchmarkGitRepositoriesProcess(b *testing.B) {
 		fetched := watchReady(b, k8s, &sourcev1.GitRepositoryList{}, ns, ready(""))
 		before := usage(b, c)
 		start := time.Now()
-		forEach(b, repos, func(n int) error {
-			return k8s.Create(ctx, &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("repo-%04d", n)},
-				Spec: sourcev1.GitRepositorySpec{URL: repo.HTTPURL(), Interval: metav1.Duration{Duration: time.Hour}}})
-		})
+		createGitRepositories(b, k8s, ns, repo.HTTPURL(), repos)
 		fetched.wait(b, repos, 5*time.Minute)
 		afterFetch := usage(b, c)
 		b.ReportMetric(time.Since(start).Seconds(), "s-to-ready")
@@ -69,6 +66,14 @@ func BenchmarkGitRepositoriesProcess(b *testing.B) {
 		handled.wait(b, repos, 5*time.Minute)
 		b.ReportMetric(float64((usage(b, c).CPU-afterFetch.CPU).Microseconds())/1000/repos, "cpu-ms/noop")
 	}
+}
+
+// createGitRepositories creates n GitRepositories repo-0000... of url in ns, 20 at a time.
+func createGitRepositories(b testing.TB, c client.Client, ns, url string, n int) {
+	forEach(b, n, func(i int) error {
+		return c.Create(context.Background(), &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("repo-%04d", i)},
+			Spec: sourcev1.GitRepositorySpec{URL: url, Interval: metav1.Duration{Duration: time.Hour}}})
+	})
 }
 
 // forEach runs f for 0..n-1, 20 at a time, as a client applying a list would.

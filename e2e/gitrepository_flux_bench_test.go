@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/e2e/harness"
@@ -55,7 +53,6 @@ func BenchmarkGitRepositoriesSideBySide(b *testing.B) {
 	}
 	repo.Commit(b, "Initial commit", files)
 	k8s := sourceClient(b)
-	ctx := context.Background()
 
 	for _, name := range []string{harness.FluxSourceController, "source-controller"} {
 		b.Run(name, func(b *testing.B) {
@@ -74,10 +71,7 @@ func BenchmarkGitRepositoriesSideBySide(b *testing.B) {
 				})
 				before, requests := usage(b, c), server.Requests()
 				start := time.Now()
-				forEach(b, repos, func(n int) error {
-					return k8s.Create(ctx, &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("repo-%04d", n)},
-						Spec: sourcev1.GitRepositorySpec{URL: repo.HTTPURL(), Interval: metav1.Duration{Duration: time.Hour}}})
-				})
+				createGitRepositories(b, k8s, ns, repo.HTTPURL(), repos)
 				fetched.wait(b, repos, 10*time.Minute)
 				after := usage(b, c)
 				b.ReportMetric(time.Since(start).Seconds(), "s-to-ready")
