@@ -88,17 +88,17 @@ func main() {
 
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder())
 	calendarArtifacts := controller.NewCalendarFetcher()
-	gateReconciler := &controller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{}, Metrics: &readiness,
+	gateReconciler := &controller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Clock: clock.RealClock{}, Metrics: &readiness,
 		Artifacts: calendarArtifacts}
 	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")
-	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clock.RealClock{},
+	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Clock: clock.RealClock{},
 		Artifacts: calendarArtifacts}
 	bootstrap.Exit(keeperReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GateKeeper controller")
 	allowedRanges, err := notify.ParseCIDRs(notificationAllowedCIDRs)
 	bootstrap.Exit(err, "parsing --"+notify.AllowedCIDRsFlag)
 	serviceRanges, err := notify.ParseCIDRs(serviceCIDRs)
 	bootstrap.Exit(err, "parsing --"+notify.ServiceCIDRFlag)
-	notifications := &controller.GateNotificationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder,
+	notifications := &controller.GateNotificationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Shards: opts.Shards,
 		Metrics: &readiness, DashboardURL: dashboardURL, RequeueDependency: opts.RequeueDependency,
 		Sender: &notify.Sender{Policy: &notify.AddressPolicy{Allowed: allowedRanges, ServiceCIDRs: serviceRanges}}}
 	bootstrap.Exit(notifications.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GateNotification controller")
@@ -106,7 +106,7 @@ func main() {
 
 	if holdFluxSyncs {
 		starter := &fluxsyncs.Starter{Manager: mgr, Options: opts.ControllerOptions(), New: func(k fluxsyncs.Kind) *fluxsyncs.Reconciler {
-			return &fluxsyncs.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clock: clock.RealClock{}, Kind: k}
+			return &fluxsyncs.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Shards: opts.Shards, Clock: clock.RealClock{}, Kind: k}
 		}}
 		bootstrap.Exit(starter.SetupWithManager(mgr), "setting up the holding of Flux's syncs")
 	}
@@ -122,7 +122,7 @@ func main() {
 	}
 
 	if webhookReceiverAddr != "" {
-		receivers := &fluxreceiver.ReceiverReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
+		receivers := &fluxreceiver.ReceiverReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Metrics: &readiness,
 			AllowCrossNamespaceRefs: webhookReceiverCrossNamespace, RequeueDependency: opts.RequeueDependency}
 		bootstrap.Exit(receivers.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Receiver controller")
 		srv := &fluxreceiver.Server{Addr: webhookReceiverAddr, Client: mgr.GetClient(), EventRecorder: recorder,

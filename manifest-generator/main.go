@@ -113,6 +113,9 @@ func main() {
 			os.Getenv("POD_NAME"), os.Getenv(bootstrap.RuntimeNamespaceEnv), "manager")
 		bootstrap.Exit(err, "setting up the session pods")
 		runnerClient = &runner.Client{Dialer: dialer}
+		if opts.Shards != nil {
+			dialer.Members = opts.Shards.Members
+		}
 		bootstrap.Exit(mgr.Add(manager.RunnableFunc(dialer.Sweep)), "setting up the session pods' sweep")
 	case runnerSocket == "":
 		var users runner.Users
@@ -131,7 +134,7 @@ func main() {
 	bootstrap.Exit(err, "setting up the generator storage")
 
 	generation := &controller.ManifestGenerationReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Builder: builder,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Builder: builder, Shards: opts.Shards,
 		Clients: &impersonation.Clients{
 			Config: mgr.GetConfig(), Scheme: scheme, Mapper: mgr.GetRESTMapper(),
 			DefaultServiceAccount: opts.DefaultServiceAccount, ControllerNamespace: os.Getenv(bootstrap.RuntimeNamespaceEnv),
@@ -141,7 +144,7 @@ func main() {
 	}
 	bootstrap.Exit(generation.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestGeneration controller")
 	updates := &controller.ManifestUpdateReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
+		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness, Shards: opts.Shards,
 		Updater: &update.Updater{Secrets: mgr.GetClient(),
 			// The builder's scheme: patch files merge the same way when synced and when updated.
 			Scheme: clientgoscheme.Scheme, Path: buildOpts.Path, MaxOutput: buildOpts.MaxOutput,

@@ -66,14 +66,14 @@ func main() {
 		DefaultServiceAccount: opts.DefaultServiceAccount, ControllerNamespace: os.Getenv(bootstrap.RuntimeNamespaceEnv),
 	}
 	rset := &controller.ResourceSetReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clients: clients,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clients: clients, Shards: opts.Shards,
 		ControllerName: controllerName, RequeueDependency: opts.RequeueDependency, Dependencies: dependency.NewCache(),
 		Metrics: &readiness, ApplyConcurrency: applyOpts.Concurrency,
 	}
 	bootstrap.Exit(rset.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ResourceSet controller")
 	provider := &controller.ResourceSetInputProviderReconciler{
 		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
-		Addresses: addresses, Clients: clients,
+		Addresses: addresses, Clients: clients, Shards: opts.Shards,
 	}
 	bootstrap.Exit(provider.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()),
 		"setting up the ResourceSetInputProvider controller")

@@ -23,6 +23,7 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
 	"github.com/sluice-gitops/sluice/source-controller/internal/controller"
@@ -57,7 +58,6 @@ func main() {
 		gitMaxCloneSize, ociMaxLayerSize int64
 	)
 	opts.BindFlags(pflag.CommandLine, false)
-	opts.BindShardingFlag(pflag.CommandLine)
 	pflag.StringVar(&storageOpts.BasePath, "storage-path", "/data", "The local directory where artifacts are stored.")
 	pflag.StringVar(&storageAddr, "storage-addr", ":9090", "The address the artifact HTTP server binds to.")
 	pflag.StringVar(&storageOpts.AdvAddr, "storage-adv-addr", defaultAdvAddr(),
@@ -137,7 +137,7 @@ func main() {
 
 	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), sourcev1.SourceFinalizer)
 	common := controller.SourceReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: controllerName, Metrics: &readiness,
+		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: sharding.FieldOwner(controllerName, opts.Shards), Metrics: &readiness,
 		Shards: opts.Shards,
 	}
 	gitRepo := &controller.GitRepositoryReconciler{SourceReconciler: common, MaxCloneSize: gitMaxCloneSize}

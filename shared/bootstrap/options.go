@@ -63,6 +63,9 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, impersonation bool) {
 		fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "",
 			"The service account impersonated when an object does not name one.")
 	}
+	fs.BoolVar(&o.Sharding, "sharding", false,
+		"Spread the objects over every running replica, each reconciling its share (Leases in RUNTIME_NAMESPACE, one per replica named by POD_NAME), "+
+			"instead of one elected replica reconciling all; what needs one replica (the leader's pod label) still follows --enable-leader-election.")
 	o.Logger.BindFlags(fs)
 	o.LeaderElection.BindFlags(fs)
 	o.Client.BindFlags(fs)
@@ -75,14 +78,6 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, impersonation bool) {
 	o.RateLimiter.BindFlags(fs)
 	o.Jitter.BindFlags(fs)
 	fs.AddGoFlagSet(goflag.CommandLine)
-}
-
-// BindShardingFlag registers --sharding, for a controller whose reconcilers consult Shards
-// (every replica runs them then, so one that does not would reconcile every object on each).
-func (o *Options) BindShardingFlag(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.Sharding, "sharding", false,
-		"Spread the objects over every running replica, each reconciling its share (Leases in RUNTIME_NAMESPACE, one per replica named by POD_NAME), "+
-			"instead of one elected replica reconciling all; what needs one replica (the leader's pod label) still follows --enable-leader-election.")
 }
 
 // The defaults of --kube-api-qps and --kube-api-burst; see BindFlags.

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -86,6 +88,10 @@ type observed struct {
 func New(c client.Client, opts Options) (*Shards, error) {
 	if opts.Controller == "" || opts.Namespace == "" || opts.Identity == "" {
 		return nil, errors.New("sharding needs the controller's name, its namespace and the replica's identity (POD_NAME and RUNTIME_NAMESPACE)")
+	}
+	if errs := validation.IsValidLabelValue(opts.Identity); len(errs) > 0 {
+		// It labels the objects of its shard.
+		return nil, fmt.Errorf("the replica's identity %q is not a valid label value: %s", opts.Identity, strings.Join(errs, "; "))
 	}
 	if opts.LeaseDuration <= 0 {
 		opts.LeaseDuration = DefaultLeaseDuration

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
@@ -48,6 +49,8 @@ const (
 type GateReconciler struct {
 	client.Client
 	EventRecorder kuberecorder.EventRecorder
+	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
+	Shards *sharding.Shards
 	// Clock is the time source; tests drive it.
 	Clock clock.PassiveClock
 	// Metrics records the gotk_reconcile_condition gauges (Ready, Reconciling, Stalled) Flux's

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+
+	"github.com/sluice-gitops/sluice/shared/sharding"
 )
 
 // gateKeeperGateIndex indexes GateKeepers by the name of the gate they keep.
@@ -44,7 +46,7 @@ func (r *GateReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager,
 		Watches(&gatingv1.GateApproval{}, handler.EnqueueRequestsFromMapFunc(approvedGate))
 	// The GateKeeper controller logs the source kinds it does not watch.
 	b, r.watched = watchCalendarSources(b, mgr, false, keptGates)
-	return b.WithOptions(opts).Complete(r)
+	return sharding.Complete(b.WithOptions(opts), r.Shards, mgr.GetClient(), sharding.Own[gatingv1.Gate, gatingv1.GateList](), r)
 }
 
 // approvedGate maps a GateApproval to the Gate it responds to.

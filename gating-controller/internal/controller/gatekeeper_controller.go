@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
@@ -34,7 +35,9 @@ const (
 type GateKeeperReconciler struct {
 	client.Client
 	EventRecorder kuberecorder.EventRecorder
-	Clock         clock.PassiveClock
+	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
+	Shards *sharding.Shards
+	Clock  clock.PassiveClock
 	// Artifacts downloads the artifacts of calendars read from sources (NewCalendarFetcher);
 	// nil uses one of its own.
 	Artifacts *artifact.Fetcher

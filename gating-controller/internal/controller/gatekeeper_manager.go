@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+
+	"github.com/sluice-gitops/sluice/shared/sharding"
 )
 
 // SetupWithManager registers the GateKeeper controller; it needs the index the Gate controller
@@ -41,7 +43,7 @@ func (r *GateKeeperReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 			builder.WithPredicates(gateCreatedDeletedOrRequested())).
 		WatchesMetadata(configMapMetadata(), handler.EnqueueRequestsFromMapFunc(r.keepersOfCalendar))
 	b, r.watched = watchCalendarSources(b, mgr, true, keeperRequests)
-	return b.WithOptions(opts).Complete(r)
+	return sharding.Complete(b.WithOptions(opts), r.Shards, mgr.GetClient(), sharding.Own[gatingv1.GateKeeper, gatingv1.GateKeeperList](), r)
 }
 
 func (r *GateKeeperReconciler) keepersOfGate(ctx context.Context, o client.Object) []reconcile.Request {

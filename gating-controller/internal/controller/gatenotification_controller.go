@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
@@ -45,7 +46,9 @@ type GateNotificationReconciler struct {
 	// APIReader reads Secrets uncached.
 	APIReader     client.Reader
 	EventRecorder kuberecorder.EventRecorder
-	Metrics       *runtimectrl.Metrics
+	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
+	Shards  *sharding.Shards
+	Metrics *runtimectrl.Metrics
 	// Sender delivers; its AddressPolicy is --notification-allowed-cidrs and --service-cidr.
 	Sender *notify.Sender
 	// DashboardURL is the base URL of `kubectl gate ui` as deployed (--dashboard-url); empty,
@@ -93,11 +96,7 @@ func (r *GateNotificationReconciler) Reconcile(ctx context.Context, req ctrl.Req
 	r.mu.Unlock()
 	last := gn.Status.LastDelivery
 	if ok && (last == nil || !res.Time.Before(last.Time.Time)) {
-		last = &gatingv1.GateNotificationDelivery{Time: metav1.NewTime(res.Time), Event: gatingv1.GateEventType(res.Event.Event),
-			Gate: res.Event.Gate, Result: gatingv1.DeliverySucceeded, Attempts: res.Attempts}
-		if res.Err != nil {
-			last.Result = gatingv1.DeliveryFailed
-		}
+		last = deliveryOf(res)
 		gn.Status.LastDelivery = last
 	}
 	switch {
@@ -177,9 +176,6 @@ func (r *GateNotificationReconciler) Enqueue(ev notify.Event) {
 func (r *GateNotificationReconciler) report(res notify.Result) {
 	ns, name, _ := cutKey(res.Key)
 	key := types.NamespacedName{Namespace: ns, Name: name}
-	r.mu.Lock()
-	r.results[key] = res
-	r.mu.Unlock()
 	gn := &gatingv1.GateNotification{}
 	if err := r.Get(context.Background(), key, gn); err != nil {
 		return
@@ -187,7 +183,38 @@ func (r *GateNotificationReconciler) report(res notify.Result) {
 	if res.Err != nil {
 		r.EventRecorder.Event(gn, corev1.EventTypeWarning, DeliveryFailedReason, deliveryFailure(res))
 	}
+	if r.Shards != nil && !r.Shards.Owns(key.String()) {
+		// The gate's replica delivered, and another owns the notification: it hands the result
+		// over in the status, which its owner's watch picks up.
+		r.recordDelivery(gn, res)
+		return
+	}
+	r.mu.Lock()
+	r.results[key] = res
+	r.mu.Unlock()
 	r.wake <- event.GenericEvent{Object: gn}
+}
+
+// recordDelivery writes a delivery's result into the notification's status.lastDelivery.
+func (r *GateNotificationReconciler) recordDelivery(gn *gatingv1.GateNotification, res notify.Result) {
+	if last := gn.Status.LastDelivery; last != nil && res.Time.Before(last.Time.Time) {
+		return
+	}
+	before := gn.DeepCopy()
+	gn.Status.LastDelivery = deliveryOf(res)
+	if err := r.Status().Patch(context.Background(), gn, client.MergeFrom(before), client.FieldOwner(ControllerName)); err != nil {
+		ctrl.Log.WithName(ControllerName).Info("recording a delivery in the GateNotification's status failed", "notification", res.Key, "error", err.Error())
+	}
+}
+
+// deliveryOf is the status of a delivery's result.
+func deliveryOf(res notify.Result) *gatingv1.GateNotificationDelivery {
+	d := &gatingv1.GateNotificationDelivery{Time: metav1.NewTime(res.Time), Event: gatingv1.GateEventType(res.Event.Event),
+		Gate: res.Event.Gate, Result: gatingv1.DeliverySucceeded, Attempts: res.Attempts}
+	if res.Err != nil {
+		d.Result = gatingv1.DeliveryFailed
+	}
+	return d
 }
 
 func cutKey(key string) (string, string, bool) { return strings.Cut(key, "/") }

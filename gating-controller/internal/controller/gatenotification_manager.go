@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/fluxcd/pkg/runtime/predicates"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +21,8 @@ import (
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/notify"
+
+	"github.com/sluice-gitops/sluice/shared/sharding"
 )
 
 // SetupWithManager registers the GateNotification controller and its delivery queue (a
@@ -33,17 +36,20 @@ func (r *GateNotificationReconciler) SetupWithManager(ctx context.Context, mgr c
 	r.wake = make(chan event.GenericEvent, notify.DefaultQueueSize)
 	r.queue = notify.NewQueue(notify.DefaultQueueSize, r.Sender, r.resolve, r.report,
 		mgr.GetLogger().WithName("gatenotification-delivery"))
+	// With shards, each replica delivers the events of the gates it owns.
+	r.queue.EveryReplica = r.Shards != nil
 	if err := mgr.Add(r.queue); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gatingv1.GateNotification{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},
 			predicates.ReconcileRequestedPredicate{},
+			lastDeliveryChanged(),
 		))).
 		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
-		WithOptions(opts).
-		Complete(r)
+		WithOptions(opts)
+	return sharding.Complete(b, r.Shards, mgr.GetClient(), sharding.Own[gatingv1.GateNotification, gatingv1.GateNotificationList](), r)
 }
 
 // resolve lists the deliveries of a gate's event: the GateNotifications of the gate's namespace
@@ -77,4 +83,19 @@ func selects(gn *gatingv1.GateNotification, ev notify.Event) bool {
 	}
 	sel, err := metav1.LabelSelectorAsSelector(gn.Spec.GateSelector)
 	return err == nil && sel.Matches(labels.Set(ev.Labels))
+}
+
+// lastDeliveryChanged passes the notifications whose status.lastDelivery another replica wrote
+// (with shards, the replica of the gate delivers).
+func lastDeliveryChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, okOld := e.ObjectOld.(*gatingv1.GateNotification)
+			n, okNew := e.ObjectNew.(*gatingv1.GateNotification)
+			return okOld && okNew && !equality.Semantic.DeepEqual(o.Status.LastDelivery, n.Status.LastDelivery)
+		},
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
@@ -35,6 +36,8 @@ const FieldOwner = "gating-controller"
 type ReceiverReconciler struct {
 	client.Client
 	EventRecorder kuberecorder.EventRecorder
+	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
+	Shards *sharding.Shards
 	// Metrics records the readiness gauges; nil records none.
 	Metrics *runtimectrl.Metrics
 	// AllowCrossNamespaceRefs lets spec.resources name objects of other namespaces

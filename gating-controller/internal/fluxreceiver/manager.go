@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
+
+	"github.com/sluice-gitops/sluice/shared/sharding"
 )
 
 // WebhookPathIndex indexes Receivers by status.webhookPath: the server finds the Receiver of a
@@ -29,11 +31,11 @@ func (r *ReceiverReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Mana
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&notificationv1.Receiver{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{},
 			predicates.ReconcileRequestedPredicate{},
 		))).
-		WithOptions(opts).
-		Complete(r)
+		WithOptions(opts)
+	return sharding.Complete(b, r.Shards, mgr.GetClient(), sharding.Own[notificationv1.Receiver, notificationv1.ReceiverList](), r)
 }

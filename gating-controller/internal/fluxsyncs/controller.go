@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
@@ -48,12 +49,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if err := mgr.GetFieldIndexer().IndexField(ctx, r.newMeta(), gatesIndexKey, indexGates); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.Kind.name()).
 		For(r.newMeta(), builder.OnlyMetadata, builder.WithPredicates(boundOrHeld())).
 		Watches(&gatingv1.Gate{}, handler.EnqueueRequestsFromMapFunc(r.objectsOfGate), builder.WithPredicates(gateOpenedChanged())).
-		WithOptions(opts).
-		Complete(r)
+		WithOptions(opts)
+	// Flux's objects: they carry no shard label of Sluice's.
+	return sharding.Complete(b, r.Shards, mgr.GetClient(), sharding.Kind{NewList: func() client.ObjectList { return r.newMetaList() }}, r)
 }
 
 func (r *Reconciler) newMeta() *metav1.PartialObjectMetadata {
@@ -62,9 +64,14 @@ func (r *Reconciler) newMeta() *metav1.PartialObjectMetadata {
 	return m
 }
 
-func (r *Reconciler) objectsOfGate(ctx context.Context, gate client.Object) []reconcile.Request {
+func (r *Reconciler) newMetaList() *metav1.PartialObjectMetadataList {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(r.Kind.GVK.GroupVersion().WithKind(r.Kind.GVK.Kind + "List"))
+	return list
+}
+
+func (r *Reconciler) objectsOfGate(ctx context.Context, gate client.Object) []reconcile.Request {
+	list := r.newMetaList()
 	key := client.ObjectKeyFromObject(gate).String()
 	if err := r.Client.List(ctx, list, client.MatchingFields{gatesIndexKey: key}); err != nil {
 		log.FromContext(ctx).Error(err, "listing the objects behind a gate", "gate", key, "kind", r.Kind.GVK.Kind)

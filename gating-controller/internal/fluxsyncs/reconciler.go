@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 )
 
 // FieldOwner is the field manager of every write to Flux's objects.
@@ -36,8 +37,10 @@ type Reconciler struct {
 	// APIReader reads what the cache does not hold (spec and status), uncached.
 	APIReader     client.Reader
 	EventRecorder kuberecorder.EventRecorder
-	Clock         clock.PassiveClock
-	Kind          Kind
+	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
+	Shards *sharding.Shards
+	Clock  clock.PassiveClock
+	Kind   Kind
 }
 
 // Reconcile decides from the object's annotations and its gates, not from memory: an object

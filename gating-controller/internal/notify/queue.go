@@ -42,6 +42,8 @@ type Queue struct {
 	Report func(Result)
 	// Log gets a line per delivery, without the URL or the token.
 	Log logr.Logger
+	// EveryReplica runs the queue on every replica, not the elected one only (with shards).
+	EveryReplica bool
 
 	in      chan Event
 	perSize int
@@ -78,8 +80,9 @@ func (q *Queue) Enqueue(ev Event) bool {
 	}
 }
 
-// NeedLeaderElection: only the elected controller changes gates, so only it notifies.
-func (q *Queue) NeedLeaderElection() bool { return true }
+// NeedLeaderElection: only the elected controller changes gates, so only it notifies; with
+// shards (EveryReplica), each replica notifies the events of its gates.
+func (q *Queue) NeedLeaderElection() bool { return !q.EveryReplica }
 
 // Start runs the queue until ctx ends (a controller-runtime Runnable).
 func (q *Queue) Start(ctx context.Context) error {

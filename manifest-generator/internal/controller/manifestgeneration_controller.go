@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/owner"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/build"
@@ -49,8 +50,10 @@ type ManifestGenerationReconciler struct {
 	// APIReader reads ServiceAccounts uncached.
 	APIReader     client.Reader
 	EventRecorder kuberecorder.EventRecorder
-	Clients       *impersonation.Clients
-	Builder       *build.Builder
+	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
+	Shards  *sharding.Shards
+	Clients *impersonation.Clients
+	Builder *build.Builder
 	// RequeueDependency is how soon a generation whose source has no artifact is retried.
 	RequeueDependency time.Duration
 	ApplyConcurrency  int

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 )
@@ -42,7 +43,8 @@ func (r *ManifestGenerationReconciler) SetupWithManager(ctx context.Context, mgr
 		b = b.Watches(newSource(kind), handler.EnqueueRequestsFromMapFunc(r.generationsOf(kind)),
 			builder.WithPredicates(artifact.RevisionChanged()))
 	}
-	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &generatorv1.ManifestGenerationList{} }).Complete(r)
+	kind := sharding.Own[generatorv1.ManifestGeneration, generatorv1.ManifestGenerationList]()
+	return sharding.Complete(gates.Watch(b, mgr.GetClient(), kind.NewList), r.Shards, mgr.GetClient(), kind, r)
 }
 
 // generationsOf are the generations whose source is the object.

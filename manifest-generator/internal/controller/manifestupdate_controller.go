@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
@@ -32,7 +33,9 @@ import (
 type ManifestUpdateReconciler struct {
 	client.Client
 	EventRecorder kuberecorder.EventRecorder
-	Metrics       *runtimectrl.Metrics
+	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
+	Shards  *sharding.Shards
+	Metrics *runtimectrl.Metrics
 	// Updater clones, changes, verifies, commits and pushes (required).
 	Updater *update.Updater
 	// DefaultTimeout of commands when the ManifestGeneration has no spec.timeout (--sync-timeout).

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 )
@@ -41,7 +42,8 @@ func (r *ManifestUpdateReconciler) SetupWithManager(ctx context.Context, mgr ctr
 		Watches(newSource(generatorv1.GitRepositoryKind), handler.EnqueueRequestsFromMapFunc(r.updatesOfRepository),
 			builder.WithPredicates(gates.HeldChanged())).
 		WithOptions(opts)
-	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &generatorv1.ManifestUpdateList{} }).Complete(r)
+	kind := sharding.Own[generatorv1.ManifestUpdate, generatorv1.ManifestUpdateList]()
+	return sharding.Complete(gates.Watch(b, mgr.GetClient(), kind.NewList), r.Shards, mgr.GetClient(), kind, r)
 }
 
 // updatesOfGeneration are the updates that write for the generation o.

@@ -31,6 +31,12 @@ type Dialer struct {
 	// Image is the pods' image (Options.Image, or the controller's own).
 	Image   string
 	Options Options
+	// Replica is the controller's replica (its pod's name), which labels the pods it starts.
+	Replica string
+	// Members, with shards, lists the live replicas and whether they agree: Sweep leaves their
+	// pods alone, and sweeps again every SweepPeriod, since no leader is left to sweep behind a
+	// replica that dies.
+	Members func() ([]string, bool)
 
 	// live are the pods this Dialer started and has not deleted ("namespace/name"): Sweep
 	// leaves them alone.
@@ -49,7 +55,7 @@ func New(ctx context.Context, config *rest.Config, opts Options, podName, podNam
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{Config: config, Client: client, Image: opts.Image, Options: opts}
+	d := &Dialer{Config: config, Client: client, Image: opts.Image, Options: opts, Replica: podName}
 	if d.Image == "" {
 		if podName == "" || podNamespace == "" {
 			return nil, fmt.Errorf("--%s is empty and the controller's own Pod is unknown (POD_NAME, RUNTIME_NAMESPACE): set --%s", flagImage, flagImage)
@@ -83,6 +89,9 @@ func (d *Dialer) Dial(ctx context.Context, opts runner.Options) (io.ReadWriteClo
 	}
 	pods := d.Client.CoreV1().Pods(owner.Namespace)
 	pod := d.Options.podFor(d.Image, owner, deadline)
+	if d.Replica != "" {
+		pod.Labels[ReplicaLabel] = labelValue(d.Replica)
+	}
 	// Named here, not by generateName: the pod is known as live before it exists.
 	key := pod.Namespace + "/" + pod.Name
 	d.live.Store(key, true)

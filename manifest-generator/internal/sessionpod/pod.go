@@ -20,6 +20,8 @@ const (
 	SessionLabel   = "generator.toolkit.fluxcd.io/session"
 	OwnerKindLabel = "generator.toolkit.fluxcd.io/owner-kind"
 	OwnerNameLabel = "generator.toolkit.fluxcd.io/owner-name"
+	// ReplicaLabel names the controller's replica that started the pod (its pod's name).
+	ReplicaLabel = "generator.toolkit.fluxcd.io/replica"
 	// ContainerName is the session's container, where the session process runs.
 	ContainerName = "session"
 	// workdir is where the session's files are: the pod's memory-backed emptyDir.

@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/owner"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/builder"
@@ -40,6 +41,8 @@ type ResourceSetReconciler struct {
 	// APIReader reads what must not come from the cache (ServiceAccounts).
 	APIReader     client.Reader
 	EventRecorder kuberecorder.EventRecorder
+	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
+	Shards *sharding.Shards
 	// Clients act as the account of each ResourceSet (spec.serviceAccountName,
 	// --default-service-account).
 	Clients *impersonation.Clients

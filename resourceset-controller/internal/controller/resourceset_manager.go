@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
@@ -68,7 +69,8 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	if err != nil {
 		return err
 	}
-	c, err := gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &rsv1.ResourceSetList{} }).Build(r)
+	kind := sharding.Own[rsv1.ResourceSet, rsv1.ResourceSetList]()
+	c, err := sharding.Build(gates.Watch(b, mgr.GetClient(), kind.NewList), r.Shards, mgr.GetClient(), kind, r)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/secrets"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
@@ -39,6 +40,8 @@ import (
 type ResourceSetInputProviderReconciler struct {
 	client.Client
 	EventRecorder kuberecorder.EventRecorder
+	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
+	Shards *sharding.Shards
 	// Metrics records the gotk_reconcile_condition gauges; nil records none.
 	Metrics *runtimectrl.Metrics
 	// Addresses are those an ExternalService may connect to (--service-cidr,

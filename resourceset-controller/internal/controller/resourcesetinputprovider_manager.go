@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/gates"
+	"github.com/sluice-gitops/sluice/shared/sharding"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
@@ -44,7 +45,8 @@ func (r *ResourceSetInputProviderReconciler) SetupWithManager(ctx context.Contex
 	} else {
 		ctrl.Log.WithName(ControllerName).Info("the ExternalArtifact CRD is not installed: ExternalArtifact providers read them at their interval")
 	}
-	return gates.Watch(b, mgr.GetClient(), func() client.ObjectList { return &rsv1.ResourceSetInputProviderList{} }).Complete(r)
+	kind := sharding.Own[rsv1.ResourceSetInputProvider, rsv1.ResourceSetInputProviderList]()
+	return sharding.Complete(gates.Watch(b, mgr.GetClient(), kind.NewList), r.Shards, mgr.GetClient(), kind, r)
 }
 
 // providersSelecting are the ExternalArtifact providers that select the artifact.

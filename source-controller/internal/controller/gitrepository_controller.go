@@ -66,7 +66,7 @@ func (r *GitRepositoryReconciler) SetupWithManager(ctx context.Context, mgr ctrl
 			builder.WithPredicates(artifactChanged())).
 		WithOptions(opts)
 	newList := func() client.ObjectList { return &sourcev1.GitRepositoryList{} }
-	return gates.Watch(watchShards(b, r.Shards, mgr.GetClient(), newList), mgr.GetClient(), newList).Complete(r)
+	return completeSource(b, r.Shards, mgr.GetClient(), &sourcev1.GitRepository{}, newList, r)
 }
 
 // includersOf maps a GitRepository to those of its namespace that include it.

@@ -81,7 +81,7 @@ func (r *HelmChartReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Man
 			builder.WithPredicates(artifactRevisionChanged())).
 		WithOptions(opts)
 	newList := func() client.ObjectList { return &sourcev1.HelmChartList{} }
-	return gates.Watch(watchShards(b, r.Shards, mgr.GetClient(), newList), mgr.GetClient(), newList).Complete(r)
+	return completeSource(b, r.Shards, mgr.GetClient(), &sourcev1.HelmChart{}, newList, r)
 }
 
 // chartsOf maps a source to the HelmCharts built from it.

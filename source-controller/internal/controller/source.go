@@ -84,15 +84,6 @@ type sourceKind struct {
 // the kind's steps; the status is patched once, by Finish.
 func (r *SourceReconciler) reconcile(ctx context.Context, req ctrl.Request, obj source,
 	describe func() sourceKind) (result ctrl.Result, retErr error) {
-	if r.Shards != nil {
-		// Another replica's object, or the replicas are changing: its owner reconciles it,
-		// and a new owner is sent it once the change settled.
-		done, ok := r.Shards.Begin(req.String())
-		if !ok {
-			return ctrl.Result{}, nil
-		}
-		defer done()
-	}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

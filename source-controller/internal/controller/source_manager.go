@@ -29,16 +29,16 @@ func setupSource(ctx context.Context, mgr ctrl.Manager, obj client.Object, newLi
 			predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{},
 		))).
 		WithOptions(opts)
-	return gates.Watch(watchShards(b, shards, mgr.GetClient(), newList), mgr.GetClient(), newList).Complete(r)
+	return completeSource(b, shards, mgr.GetClient(), obj, newList, r)
 }
 
-// watchShards enqueues, with --sharding, the objects this replica takes over when the
-// replicas change.
-func watchShards(b *builder.Builder, shards *sharding.Shards, c client.Reader, newList func() client.ObjectList) *builder.Builder {
-	if shards == nil {
-		return b
-	}
-	return b.WatchesRawSource(shards.Source(c, newList))
+// completeSource builds a source kind's controller with the gates' watch and, with --sharding,
+// behind the shards.
+func completeSource(b *builder.Builder, shards *sharding.Shards, c client.Client, obj client.Object,
+	newList func() client.ObjectList, r reconcile.Reconciler) error {
+	return sharding.Complete(gates.Watch(b, c, newList), shards, c, sharding.Kind{
+		NewList: newList, NewObject: func() client.Object { return obj.DeepCopyObject().(client.Object) },
+	}, r)
 }
 
 // artifactChanged lets through a source's updates that change its artifact, revision or
