@@ -3,7 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -363,4 +367,92 @@ spec:
 	var cms corev1.ConfigMapList
 	g.Expect(env.Client.List(ctx, &cms, client.InNamespace(ns), client.HasLabels{"resourceset.fluxcd.controlplane.io/name"})).To(Succeed())
 	g.Expect(cms.Items).To(HaveLen(sets))
+}
+
+// Two gating-controller processes with --sharding: a gate owned by one replica and the
+// GateNotification that reports on it owned by the other. The gate's replica delivers its
+// Opened event; the notification's status records the delivery all the same, through its
+// owner.
+func TestShardedGatingControllers(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sluice-system"}})
+	if !apierrors.IsAlreadyExists(err) {
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	var kubeconfig string
+	for i := range 2 {
+		dir := t.TempDir()
+		kubeconfig = kubeconfigIn(t, dir)
+		c, err := harness.StartReplica(binDir, "gating-controller", fmt.Sprintf("gating-controller-%d", i), kubeconfig, dir,
+			"--sharding", "--enable-leader-election=false", "--notification-allowed-cidrs=127.0.0.1/32")
+		g.Expect(err).NotTo(HaveOccurred())
+		t.Cleanup(func() { _ = c.Stop(30 * time.Second) })
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		g.Expect(c.WaitReady(rctx)).To(Succeed())
+		cancel()
+	}
+	settled(t, "gating-controller", 2)
+
+	ns := env.Namespace(t)
+	members := []string{"gating-controller-0", "gating-controller-1"}
+	gates, notes := assignedNamed(ns, "gate-%02d", 50, members...), assignedNamed(ns, "note-%02d", 50, members...)
+	var gateName, noteName string
+	for i := range 50 {
+		gateName, noteName = fmt.Sprintf("gate-%02d", i), fmt.Sprintf("note-%02d", i)
+		if gates[gateName] != notes[noteName] {
+			break
+		}
+	}
+	g.Expect(gates[gateName]).NotTo(Equal(notes[noteName]))
+
+	var mu sync.Mutex
+	var posts []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		posts = append(posts, string(body))
+		mu.Unlock()
+	}))
+	t.Cleanup(hook.Close)
+
+	note := &unstructured.Unstructured{}
+	g.Expect(yaml.Unmarshal(fmt.Appendf(nil, `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
+kind: GateNotification
+metadata: {name: %s, namespace: %s}
+spec: {type: generic, address: %q, events: [Opened], gates: [%s]}
+`, noteName, ns, hook.URL, gateName), &note.Object)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, note)).To(Succeed())
+	gate := &unstructured.Unstructured{}
+	g.Expect(yaml.Unmarshal(fmt.Appendf(nil, `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
+kind: Gate
+metadata: {name: %s, namespace: %s}
+spec: {closed: true, window: 1h}
+`, gateName, ns), &gate.Object)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, gate)).To(Succeed())
+
+	plugin := func(args ...string) {
+		cmd := exec.Command(filepath.Join(binDir, "kubectl-gate"), append(args, "-n", ns)...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := cmd.CombinedOutput()
+		g.Expect(err).NotTo(HaveOccurred(), string(out))
+	}
+	plugin("wait", gateName, "--for", "closed", "--timeout", "30s")
+	plugin("open", gateName, "Shipping the fix")
+	g.Eventually(func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(posts)
+	}, 30*time.Second, 100*time.Millisecond).Should(ContainElement(ContainSubstring(`"Opened"`)))
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(note), note)).To(Succeed())
+		result, _, _ := unstructured.NestedString(note.Object, "status", "lastDelivery", "result")
+		g.Expect(result).To(Equal("Succeeded"))
+		conds, _, _ := unstructured.NestedSlice(note.Object, "status", "conditions")
+		g.Expect(conds).To(ContainElement(And(HaveKeyWithValue("type", "Ready"), HaveKeyWithValue("status", "True"),
+			HaveKeyWithValue("message", fmt.Sprintf("Delivered the Opened event of gate '%s'", gateName)))))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(gate), gate)).To(Succeed())
+	g.Expect(gate.GetLabels()).To(HaveKeyWithValue(sharding.ShardLabel, gates[gateName]))
+	g.Expect(note.GetLabels()).To(HaveKeyWithValue(sharding.ShardLabel, notes[noteName]))
 }
