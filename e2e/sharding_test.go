@@ -47,10 +47,6 @@ func TestShardedSourceControllers(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	const repos = 60
-	err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sluice-system"}})
-	if !apierrors.IsAlreadyExists(err) {
-		g.Expect(err).NotTo(HaveOccurred())
-	}
 	server := testserver.NewGitServer(t, testserver.Options{})
 	repo := server.NewRepo(t, "sharded")
 	repo.Commit(t, "Initial commit", map[string]string{"deploy/cm.yaml": "kind: ConfigMap\n"})
@@ -59,17 +55,8 @@ func TestShardedSourceControllers(t *testing.T) {
 	identity := map[string]string{}              // storage address: identity
 	var kubeconfig string
 	start := func(i int) string {
-		dir := t.TempDir()
-		id := fmt.Sprintf("source-controller-%d", i)
-		kubeconfig = kubeconfigIn(t, dir)
-		c, err := harness.StartReplica(binDir, "source-controller", id, kubeconfig, dir,
-			"--sharding", "--enable-leader-election=false")
-		g.Expect(err).NotTo(HaveOccurred())
-		t.Cleanup(func() { _ = c.Stop(30 * time.Second) })
-		rctx, cancel := context.WithTimeout(ctx, time.Minute)
-		g.Expect(c.WaitReady(rctx)).To(Succeed())
-		cancel()
-		replicas[id], identity[c.StorageAddr] = c, id
+		c, id, config := startReplica(t, "source-controller", i)
+		replicas[id], identity[c.StorageAddr], kubeconfig = c, id, config
 		return id
 	}
 	for i := range 3 {
@@ -191,6 +178,28 @@ func assignedNamed(ns, format string, n int, members ...string) map[string]strin
 	return out
 }
 
+// startReplica runs replica i of a controller with --sharding, as <controller>-<i>, until the
+// test ends; kubeconfig is the admin's it wrote.
+func startReplica(t *testing.T, controller string, i int, args ...string) (c *harness.Controller, id, kubeconfig string) {
+	t.Helper()
+	g := NewWithT(t)
+	err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sluice-system"}})
+	if !apierrors.IsAlreadyExists(err) {
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	dir := t.TempDir()
+	id = fmt.Sprintf("%s-%d", controller, i)
+	kubeconfig = kubeconfigIn(t, dir)
+	c, err = harness.StartReplica(binDir, controller, id, kubeconfig, dir,
+		append([]string{"--sharding", "--enable-leader-election=false"}, args...)...)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = c.Stop(30 * time.Second) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g.Expect(c.WaitReady(ctx)).To(Succeed())
+	return c, id, kubeconfig
+}
+
 // settled waits until the controller's n shard Leases acknowledge the same members.
 func settled(t *testing.T, controller string, n int) {
 	NewWithT(t).Eventually(func(g Gomega) {
@@ -309,21 +318,9 @@ func TestShardedResourceSetControllers(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	const sets = 20
-	err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sluice-system"}})
-	if !apierrors.IsAlreadyExists(err) {
-		g.Expect(err).NotTo(HaveOccurred())
-	}
 	replicas := map[string]*harness.Controller{}
 	for i := range 2 {
-		dir := t.TempDir()
-		id := fmt.Sprintf("resourceset-controller-%d", i)
-		c, err := harness.StartReplica(binDir, "resourceset-controller", id, kubeconfigIn(t, dir), dir,
-			"--sharding", "--enable-leader-election=false")
-		g.Expect(err).NotTo(HaveOccurred())
-		t.Cleanup(func() { _ = c.Stop(30 * time.Second) })
-		rctx, cancel := context.WithTimeout(ctx, time.Minute)
-		g.Expect(c.WaitReady(rctx)).To(Succeed())
-		cancel()
+		c, id, _ := startReplica(t, "resourceset-controller", i)
 		replicas[id] = c
 	}
 	settled(t, "resourceset-controller", 2)
@@ -376,21 +373,9 @@ spec:
 func TestShardedGatingControllers(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "sluice-system"}})
-	if !apierrors.IsAlreadyExists(err) {
-		g.Expect(err).NotTo(HaveOccurred())
-	}
 	var kubeconfig string
 	for i := range 2 {
-		dir := t.TempDir()
-		kubeconfig = kubeconfigIn(t, dir)
-		c, err := harness.StartReplica(binDir, "gating-controller", fmt.Sprintf("gating-controller-%d", i), kubeconfig, dir,
-			"--sharding", "--enable-leader-election=false", "--notification-allowed-cidrs=127.0.0.1/32")
-		g.Expect(err).NotTo(HaveOccurred())
-		t.Cleanup(func() { _ = c.Stop(30 * time.Second) })
-		rctx, cancel := context.WithTimeout(ctx, time.Minute)
-		g.Expect(c.WaitReady(rctx)).To(Succeed())
-		cancel()
+		_, _, kubeconfig = startReplica(t, "gating-controller", i, "--notification-allowed-cidrs=127.0.0.1/32")
 	}
 	settled(t, "gating-controller", 2)
 

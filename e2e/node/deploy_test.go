@@ -46,7 +46,9 @@ func TestDeployDefault(t *testing.T) {
 		}
 		noRestarts(ctx, t, cluster, "sluice-system")
 		t.Run("ControllerKilledMidApply", func(t *testing.T) { controllerKilledMidApply(ctx, t, cluster) })
+		t.Run("ControllersFailover", func(t *testing.T) { controllersFailover(ctx, t, cluster) })
 		t.Run("SourceControllerFailover", func(t *testing.T) { sourceControllerFailover(ctx, t, cluster) })
+		t.Run("SharedStoreFailover", func(t *testing.T) { sharedStoreFailover(ctx, t, cluster) })
 	})
 }
 
@@ -147,7 +149,7 @@ func podSecurityWarnings(output string) []string {
 	return w
 }
 
-// waitDeploymentsReady waits until each named Deployment of ns has its one replica Ready. On
+// waitDeploymentsReady waits until each named Deployment of ns has all its replicas Ready. On
 // timeout it fails with each pod's state, its containers' last logs and the namespace's events.
 func waitDeploymentsReady(ctx context.Context, t *testing.T, cluster *Cluster, ns string, names []string) {
 	t.Helper()
@@ -156,7 +158,8 @@ func waitDeploymentsReady(ctx context.Context, t *testing.T, cluster *Cluster, n
 		ready := 0
 		for _, name := range names {
 			d, err := client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-			if err == nil && d.Status.ReadyReplicas == 1 && d.Status.UpdatedReplicas == 1 {
+			if err == nil && d.Status.ObservedGeneration >= d.Generation && d.Spec.Replicas != nil &&
+				d.Status.ReadyReplicas == *d.Spec.Replicas && d.Status.UpdatedReplicas == *d.Spec.Replicas && d.Status.Replicas == *d.Spec.Replicas {
 				ready++
 			}
 		}

@@ -15,13 +15,31 @@ import (
 // those of e2e/images (deploy/README.md, Images without a registry), renders it with bin's
 // kustomize and returns the rendered file, for `kubectl apply -f`.
 func RenderDeployDefault(root, bin, dir string) (string, error) {
+	return RenderOverlay(root, bin, dir, nil, "")
+}
+
+// RenderOverlay is RenderDeployDefault with components of root's deploy/components and more
+// of the kustomization (extra, YAML fields of its own).
+func RenderOverlay(root, bin, dir string, components []string, extra string) (string, error) {
 	// kustomize takes a kustomization only by a relative path.
 	base, err := filepath.Rel(dir, filepath.Join(root, "deploy", "default"))
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\nimages:\n", base)
+	fmt.Fprintf(&b, "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\n", base)
+	if len(components) > 0 {
+		b.WriteString("components:\n")
+		for _, c := range components {
+			rel, err := filepath.Rel(dir, filepath.Join(root, "deploy", "components", c))
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&b, "  - %s\n", rel)
+		}
+	}
+	b.WriteString(extra)
+	b.WriteString("images:\n")
 	for _, c := range images.Controllers {
 		fmt.Fprintf(&b, "  - {name: ghcr.io/sluice-gitops/%s, newName: %s/%s, newTag: %s}\n", c, images.Repository, c, images.Tag)
 	}

@@ -45,8 +45,8 @@ spec:
 	waitReady(ctx, t, cluster, "sluice-system", "gitrepository/failover")
 
 	kubectl(ctx, t, cluster, "-n", "sluice-system", "scale", "deployment/source-controller", "--replicas=2")
-	pods := waitSourceControllerPods(ctx, t, cluster, 2)
-	lease, leader := sourceControllerLease(ctx, t, cluster, pods)
+	pods := waitControllerPods(ctx, t, cluster, "source-controller", 2)
+	lease, leader := leaseOf(ctx, t, cluster, pods)
 	t.Logf("two replicas Ready; %s holds the Lease %s", leader, lease)
 
 	consumer := startConsumer(ctx, t, cluster)
@@ -90,32 +90,8 @@ spec:
 	}
 }
 
-// waitSourceControllerPods waits until n source-controller pods, not terminating, are Ready,
-// and returns their names.
-func waitSourceControllerPods(ctx context.Context, t *testing.T, cluster *Cluster, n int) []string {
-	t.Helper()
-	for {
-		list, err := cluster.Node.Client.CoreV1().Pods("sluice-system").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=source-controller"})
-		var ready []string
-		if err == nil {
-			for _, p := range list.Items {
-				if p.DeletionTimestamp == nil && podReady(&p) {
-					ready = append(ready, p.Name)
-				}
-			}
-		}
-		if len(ready) == n {
-			return ready
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("%d of %d source-controller pods Ready:\n%s", len(ready), n, describeNamespace(cluster, "sluice-system"))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// sourceControllerLease returns the name of the Lease held by one of pods, and its holder.
-func sourceControllerLease(ctx context.Context, t *testing.T, cluster *Cluster, pods []string) (string, string) {
+// leaseOf returns the name of the leader election Lease held by one of pods, and its holder.
+func leaseOf(ctx context.Context, t *testing.T, cluster *Cluster, pods []string) (string, string) {
 	t.Helper()
 	leases, err := cluster.Node.Client.CoordinationV1().Leases("sluice-system").List(ctx, metav1.ListOptions{})
 	if err != nil {

@@ -44,10 +44,10 @@ spec:
 `, ns, inputs.String())
 }
 
-// controllerKilledMidApply: the resourceset-controller's process is killed (SIGKILL, from
-// the node) while it applies a ResourceSet of 1,000 ConfigMaps. Its container restarts, the new
-// process takes the Lease once the dead one's expires (35 s, fluxcd/pkg's default), and the
-// ResourceSet converges: 1,000
+// controllerKilledMidApply: the process of the elected resourceset-controller replica is killed
+// (SIGKILL, from the node) while it applies a ResourceSet of 1,000 ConfigMaps. The other replica,
+// or the restarted container, takes the Lease once the dead one's expires (35 s, fluxcd/pkg's
+// default), and the ResourceSet converges: 1,000
 // ConfigMaps, each created once and never changed nor deleted after (a watch from before the
 // first apply sees every event), and an inventory of 1,000.
 func controllerKilledMidApply(ctx context.Context, t *testing.T, cluster *Cluster) {
@@ -59,7 +59,7 @@ func controllerKilledMidApply(ctx context.Context, t *testing.T, cluster *Cluste
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	pid := controllerPID(t, "resourceset-controller")
+	pid, leader := leaderPID(ctx, t, cluster, "resourceset-controller")
 	applyObjects(ctx, t, cluster, bulkObjects(ns, n))
 
 	events := map[string][]watch.EventType{}
@@ -88,7 +88,7 @@ watching:
 				killed = time.Now()
 				waitGone(t, pid)
 				killedAt = countItems(ctx, t, cluster, ns)
-				t.Logf("killed the resourceset-controller with %d of %d ConfigMaps applied", killedAt, n)
+				t.Logf("killed the resourceset-controller %s with %d of %d ConfigMaps applied", leader, killedAt, n)
 				if killedAt >= n {
 					t.Fatalf("the apply was over before the kill landed")
 				}
@@ -129,15 +129,25 @@ watching:
 	if entries := strings.Count(inventory, "_ConfigMap\n"); entries != n {
 		t.Errorf("the inventory holds %d ConfigMaps, want %d", entries, n)
 	}
-	if pid2 := controllerPID(t, "resourceset-controller"); pid2 == pid {
-		t.Errorf("the resourceset-controller's pid is still %d", pid)
+	if pid2, _ := leaderPID(ctx, t, cluster, "resourceset-controller"); pid2 == pid {
+		t.Errorf("the elected resourceset-controller's pid is still %d", pid)
 	}
 }
 
-// controllerPID finds the process of a controller of deploy/default on this node: the one whose
-// command is /usr/local/bin/<controller> in its image.
-func controllerPID(t *testing.T, controller string) int {
+// leaderPID finds the process of the elected replica of a controller of deploy/default on this
+// node, and its pod: the process whose command is /usr/local/bin/<controller> in its image and
+// whose POD_NAME is the holder of the controller's Lease.
+func leaderPID(ctx context.Context, t *testing.T, cluster *Cluster, controller string) (int, string) {
 	t.Helper()
+	pods, err := cluster.Node.Client.CoreV1().Pods("sluice-system").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + controller})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pods.Items {
+		names = append(names, p.Name)
+	}
+	_, leader := leaseOf(ctx, t, cluster, names)
 	want := []byte("/usr/local/bin/" + controller + "\x00")
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	var found []int
@@ -146,13 +156,17 @@ func controllerPID(t *testing.T, controller string) int {
 		if err != nil || !bytes.HasPrefix(cmdline, want) {
 			continue
 		}
+		environ, err := os.ReadFile(d + "/environ")
+		if err != nil || !bytes.Contains(append([]byte{0}, environ...), []byte("\x00POD_NAME="+leader+"\x00")) {
+			continue
+		}
 		pid, _ := strconv.Atoi(filepath.Base(d))
 		found = append(found, pid)
 	}
 	if len(found) != 1 {
-		t.Fatalf("%d processes of %s: %v", len(found), controller, found)
+		t.Fatalf("%d processes of %s in pod %s: %v", len(found), controller, leader, found)
 	}
-	return found[0]
+	return found[0], leader
 }
 
 // waitGone waits until pid has exited.

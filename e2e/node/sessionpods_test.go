@@ -181,7 +181,8 @@ func sessionPodAttacks(ctx context.Context, t *testing.T, cluster *Cluster) {
 // each ("session started", startSeconds).
 func logSessionStarts(ctx context.Context, t *testing.T, cluster *Cluster, owner string) {
 	t.Helper()
-	out := kubectl(ctx, t, cluster, "-n", "sluice-system", "logs", "deployment/manifest-generator", "-c", "manager")
+	// Every replica's: the elected one ran the sessions.
+	out := kubectl(ctx, t, cluster, "-n", "sluice-system", "logs", "-l", "app.kubernetes.io/name=manifest-generator", "-c", "manager", "--tail=-1")
 	var starts []float64
 	for _, line := range strings.Split(out, "\n") {
 		var entry struct {
