@@ -22,11 +22,12 @@ import (
 // --concurrent=10 and 1,000 GitRepositories of one repository (200 files) on the local Git
 // server: the time and the controller's CPU until all are Ready with an artifact, then the
 // controller's CPU per object when every one is asked to reconcile again with nothing new
-// upstream (ls-remote, no clone).
+// upstream (ls-remote, no clone). It reports the controller's peak RSS and what it grew by per
+// GitRepository. SLUICE_BENCH_GITREPOS changes the number (10000 for the ten times larger run).
 //
 //	go test -run '^$' -bench GitRepositoriesProcess -benchtime 1x .
 func BenchmarkGitRepositoriesProcess(b *testing.B) {
-	const repos = 1000
+	repos := benchCount(b, "SLUICE_BENCH_GITREPOS", 1000)
 	server := testserver.NewGitServer(b, testserver.Options{})
 	repo := server.NewRepo(b, "bench")
 	files := map[string]string{}
@@ -35,9 +36,10 @@ func BenchmarkGitRepositoriesProcess(b *testing.B) {
 	}
 	repo.Commit(b, "Initial commit", files)
 	dir := b.TempDir()
-	c := startController(b, "source-controller", kubeconfigIn(b, dir), dir, "--concurrent=10")
+	c := startController(b, "source-controller", kubeconfigIn(b, dir), dir, append(profileArgs(), "--concurrent=10")...)
 	k8s := sourceClient(b)
 	ctx := context.Background()
+	idle := usage(b, c)
 	for b.Loop() {
 		ns := newBenchNamespace(b)
 		deleteWhenDone(b, k8s, &sourcev1.GitRepository{}, &sourcev1.GitRepositoryList{}, ns)
@@ -51,7 +53,7 @@ func BenchmarkGitRepositoriesProcess(b *testing.B) {
 		before := usage(b, c)
 		start := time.Now()
 		createGitRepositories(b, k8s, ns, repo.HTTPURL(), repos)
-		fetched.wait(b, repos, 5*time.Minute)
+		fetched.wait(b, repos, benchTimeout(repos))
 		afterFetch := usage(b, c)
 		b.ReportMetric(time.Since(start).Seconds(), "s-to-ready")
 		b.ReportMetric((afterFetch.CPU - before.CPU).Seconds(), "cpu-s-to-ready")
@@ -63,8 +65,11 @@ func BenchmarkGitRepositoriesProcess(b *testing.B) {
 			patch := []byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"noop"}}}`)
 			return k8s.Patch(ctx, obj, client.RawPatch("application/merge-patch+json", patch))
 		})
-		handled.wait(b, repos, 5*time.Minute)
-		b.ReportMetric(float64((usage(b, c).CPU-afterFetch.CPU).Microseconds())/1000/repos, "cpu-ms/noop")
+		handled.wait(b, repos, benchTimeout(repos))
+		after := usage(b, c)
+		b.ReportMetric(float64((after.CPU-afterFetch.CPU).Microseconds())/1000/float64(repos), "cpu-ms/noop")
+		reportMemory(b, idle, after, repos)
+		saveHeapProfile(b, c)
 	}
 }
 

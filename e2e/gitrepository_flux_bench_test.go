@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -23,22 +22,20 @@ import (
 // API server and Git server, with the same flags (--concurrent=10): 1,000 GitRepositories of one
 // repository (200 files), created 20 at a time, until all are Ready with an artifact. Each side
 // reports its time, its CPU, its peak RSS and the Git server's requests per object
-// (SLUICE_BENCH_GITREPOS changes the number of GitRepositories). The Git
+// (SLUICE_BENCH_GITREPOS changes the number of GitRepositories). With SLUICE_BENCH_HELMCHARTS=n,
+// each side then gets n HelmCharts of one HelmRepository (40 charts × 5 versions) too, their time
+// and CPU reported apart, and the peak RSS is that of both kinds. The Git
 // server answers every request after SLUICE_BENCH_GIT_DELAY (e.g. 20ms; none by default), a busy
 // or distant server, where a controller's speed is the number of its round trips.
 //
 //	make flux-source-controller build
 //	cd e2e && SLUICE_BENCH_GIT_DELAY=20ms go test -run '^$' -bench GitRepositoriesSideBySide -benchtime 1x .
+//	cd e2e && SLUICE_BENCH_HELMCHARTS=1000 go test -run '^$' -bench GitRepositoriesSideBySide -benchtime 1x .
 func BenchmarkGitRepositoriesSideBySide(b *testing.B) {
 	if _, err := os.Stat(filepath.Join(binDir, harness.FluxSourceController)); err != nil {
 		b.Skipf("%s is not in bin/: `make flux-source-controller` builds it", harness.FluxSourceController)
 	}
-	repos := 1000
-	if v := os.Getenv("SLUICE_BENCH_GITREPOS"); v != "" {
-		n, err := strconv.Atoi(v)
-		NewWithT(b).Expect(err).NotTo(HaveOccurred(), "SLUICE_BENCH_GITREPOS")
-		repos = n
-	}
+	repos := benchCount(b, "SLUICE_BENCH_GITREPOS", 1000)
 	var delay time.Duration
 	if v := os.Getenv("SLUICE_BENCH_GIT_DELAY"); v != "" {
 		var err error
@@ -53,6 +50,11 @@ func BenchmarkGitRepositoriesSideBySide(b *testing.B) {
 	}
 	repo.Commit(b, "Initial commit", files)
 	k8s := sourceClient(b)
+	charts := benchCount(b, "SLUICE_BENCH_HELMCHARTS", 0)
+	var helm *testserver.HelmRepository
+	if charts > 0 {
+		helm = newBenchHelmRepository(b)
+	}
 
 	for _, name := range []string{harness.FluxSourceController, "source-controller"} {
 		b.Run(name, func(b *testing.B) {
@@ -76,8 +78,16 @@ func BenchmarkGitRepositoriesSideBySide(b *testing.B) {
 				after := usage(b, c)
 				b.ReportMetric(time.Since(start).Seconds(), "s-to-ready")
 				b.ReportMetric((after.CPU - before.CPU).Seconds(), "cpu-s-to-ready")
-				b.ReportMetric(float64(after.PeakRSS)/(1<<20), "peak-rss-MiB")
 				b.ReportMetric(float64(server.Requests()-requests)/float64(repos), "git-requests/obj")
+				if charts > 0 {
+					start := time.Now()
+					createHelmCharts(b, k8s, ns, helm.URL(), charts)
+					done := usage(b, c)
+					b.ReportMetric(time.Since(start).Seconds(), "s-charts-to-ready")
+					b.ReportMetric((done.CPU - after.CPU).Seconds(), "cpu-s-charts")
+					after = done
+				}
+				b.ReportMetric(float64(after.PeakRSS)/(1<<20), "peak-rss-MiB")
 			}
 		})
 	}

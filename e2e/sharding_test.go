@@ -55,7 +55,8 @@ func TestShardedSourceControllers(t *testing.T) {
 	identity := map[string]string{}              // storage address: identity
 	var kubeconfig string
 	start := func(i int) string {
-		c, id, config := startReplica(t, "source-controller", i)
+		// What moved leaves the old owner's disk 2 s after the move settled.
+		c, id, config := startReplica(t, "source-controller", i, "--artifact-retention-ttl=2s")
 		replicas[id], identity[c.StorageAddr], kubeconfig = c, id, config
 		return id
 	}
@@ -81,8 +82,10 @@ func TestShardedSourceControllers(t *testing.T) {
 	}
 	// owners tells, once every object is ready and handled the request, the replica of each:
 	// the one whose artifact server its URL names, which its shard label names too.
+	var urls map[string]string // of the artifacts, at the last owners
 	owners := func(request string) map[string]string {
 		out := map[string]string{}
+		urls = map[string]string{}
 		g.Eventually(func(g Gomega) {
 			out = map[string]string{}
 			var list sourcev1.GitRepositoryList
@@ -96,6 +99,7 @@ func TestShardedSourceControllers(t *testing.T) {
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(identity).To(HaveKey(u.Host))
 				out[r.Name] = identity[u.Host]
+				urls[r.Name] = r.Status.Artifact.URL
 				g.Expect(r.Labels).To(HaveKeyWithValue(sharding.ShardLabel, out[r.Name]), r.Name)
 			}
 		}, 2*time.Minute, 200*time.Millisecond).Should(Succeed())
@@ -114,6 +118,7 @@ func TestShardedSourceControllers(t *testing.T) {
 	g.Expect(string(out)).To(ContainSubstring("SHARD"))
 	g.Expect(string(out)).To(MatchRegexp(`repo-00 .* ` + first["repo-00"]))
 
+	firstURLs := urls
 	// A fourth replica joins while requests flow: it takes about a quarter, from all three.
 	stop := keepRequesting(t, k8s, ns, repos)
 	joined := start(3)
@@ -126,6 +131,24 @@ func TestShardedSourceControllers(t *testing.T) {
 	g.Expect(second).To(Equal(assigned(ns, repos, "source-controller-0", "source-controller-1", "source-controller-2", joined)))
 	for _, name := range moved {
 		g.Expect(second[name]).To(Equal(joined), "%s moved to the new replica only", name)
+	}
+	// The old owners stop serving what moved (their URLs answer 404), and serve on what stayed.
+	g.Expect(moved).NotTo(BeEmpty())
+	status := func(url string) int {
+		resp, err := http.Get(url)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, name := range moved {
+		g.Eventually(func() int { return status(firstURLs[name]) }, 30*time.Second, 200*time.Millisecond).Should(Equal(http.StatusNotFound), name)
+	}
+	for name, url := range urls {
+		if !slices.Contains(moved, name) {
+			g.Expect(status(url)).To(Equal(http.StatusOK), name)
+		}
 	}
 
 	// One of the first leaves while requests flow: the others take its objects, and only its.

@@ -151,7 +151,11 @@ func startConsumer(ctx context.Context, t *testing.T, cluster *Cluster) *consume
 		defer c.wg.Done()
 		for ctx.Err() == nil {
 			started := time.Now()
-			c.record(started, fetchArtifact(ctx, cluster.Env.Client, httpClient, svc.Spec.ClusterIP))
+			result := fetchArtifact(ctx, cluster.Env.Client, httpClient, svc.Spec.ClusterIP)
+			if ctx.Err() != nil {
+				return // stopped mid-download: not a result
+			}
+			c.record(started, result)
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()

@@ -32,7 +32,9 @@ func (o *Options) NewManager(name string, scheme *runtime.Scheme, owned ...clien
 		return nil, fmt.Errorf("--interval-jitter-percentage: %w", err)
 	}
 
-	cacheOpts := cache.Options{}
+	// The cache keeps no managed fields: no reconciler reads them, and they are often the larger
+	// part of a small object, so of the controller's memory per object.
+	cacheOpts := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
 	if !o.WatchAllNamespaces {
 		ns := os.Getenv(RuntimeNamespaceEnv)
 		if ns == "" {

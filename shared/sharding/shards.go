@@ -307,6 +307,22 @@ func (s *Shards) Begin(key string) (done func(), ok bool) {
 	}, true
 }
 
+// OnSettle calls f (on the renewing goroutine: f must not block) each time a new assignment
+// has settled.
+func (s *Shards) OnSettle(f func()) { s.subscribe(f) }
+
+// Keeps says whether key stays with this replica: false only once every member acknowledged
+// an assignment that gives it to another, so a replica never lets go of what no one took.
+func (s *Shards) Keeps(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.settled {
+		return true
+	}
+	owner := s.ownerLocked(key)
+	return owner == "" || owner == s.opts.Identity
+}
+
 // Members returns the live members of this replica's view and whether they all acknowledged it.
 func (s *Shards) Members() ([]string, bool) {
 	s.mu.Lock()
