@@ -28,7 +28,9 @@ func benchCount(b testing.TB, env string, def int) int {
 
 // benchTimeout is how long a benchmark waits for n objects: five minutes per thousand, at least
 // five minutes.
-func benchTimeout(n int) time.Duration { return max(5*time.Minute, time.Duration(n)*300*time.Millisecond) }
+func benchTimeout(n int) time.Duration {
+	return max(5*time.Minute, time.Duration(n)*300*time.Millisecond)
+}
 
 // reportMemory reports a controller's peak RSS and what it grew by per object from idle (its
 // peak before the objects) to after, in KiB.
