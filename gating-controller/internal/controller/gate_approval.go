@@ -328,6 +328,10 @@ func (r *GateReconciler) markApproved(ctx context.Context, gate *gatingv1.Gate, 
 	if !changed || kind == "" {
 		return
 	}
+	p := st.Pending
+	if !r.approvals.first(gate.UID, reason+"|"+p.RequestedAt.UTC().String()+"|"+p.RequestedBy+"|"+p.Revision) {
+		return
+	}
 	event := requestName(st.Pending) + ": " + msg
 	log.FromContext(ctx).Info(event, "approval", string(st.State))
 	r.EventRecorder.Event(gate, corev1.EventTypeNormal, reason, event)

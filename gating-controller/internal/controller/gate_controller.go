@@ -65,6 +65,8 @@ type GateReconciler struct {
 	watched watchedSources
 	// Notifier takes the gate's events for the GateNotifications; nil sends none.
 	Notifier Notifier
+	// approvals are the approval changes announced, sent once each.
+	approvals announcements
 }
 
 // +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates;gatekeepers,verbs=get;list;watch;update;patch
