@@ -14,7 +14,8 @@ import (
 )
 
 // The served CRDs carry the short names and the AGE GATES READY STATUS columns of the other Sluice kinds,
-// plus the applied revision or the pushed commit.
+// plus the applied revision or the pushed commit, and the replica of each object with -o wide
+// (SHARD, with --sharding).
 func TestServedCRDs(t *testing.T) {
 	readyColumns := []apiextensionsv1.CustomResourceColumnDefinition{
 		{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
@@ -41,7 +42,9 @@ func TestServedCRDs(t *testing.T) {
 			v := crd.Spec.Versions[0]
 			g.Expect(v.Name).To(Equal("v1alpha1"))
 			g.Expect(v.Subresources.Status).NotTo(BeNil())
-			g.Expect(v.AdditionalPrinterColumns).To(Equal(append(readyColumns, tc.last)))
+			shard := apiextensionsv1.CustomResourceColumnDefinition{Name: "Shard", Type: "string", Priority: 1,
+				JSONPath: `.metadata.labels.sharding\.sluice\.dev/shard`}
+			g.Expect(v.AdditionalPrinterColumns).To(Equal(append(append(readyColumns[:len(readyColumns):len(readyColumns)], tc.last), shard)))
 		})
 	}
 }

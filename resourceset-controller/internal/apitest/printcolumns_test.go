@@ -13,7 +13,8 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
 
-// The served CRDs carry the short names and the AGE GATES READY STATUS columns of the documentation.
+// The served CRDs carry the short names and the AGE GATES READY STATUS columns of the documentation,
+// and the replica of each object with -o wide (SHARD, with --sharding).
 func TestServedCRDs(t *testing.T) {
 	age := apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}
 	gates := apiextensionsv1.CustomResourceColumnDefinition{Name: "Gates", Type: "string", JSONPath: ".status.gates.state"}
@@ -21,12 +22,15 @@ func TestServedCRDs(t *testing.T) {
 		{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`},
 		{Name: "Status", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].message`},
 	}
+	shard := apiextensionsv1.CustomResourceColumnDefinition{Name: "Shard", Type: "string", Priority: 1,
+		JSONPath: `.metadata.labels.sharding\.sluice\.dev/shard`}
+	columns := append(append([]apiextensionsv1.CustomResourceColumnDefinition{age, gates}, ready...), shard)
 	for _, tc := range []struct {
 		crd, shortName string
 		columns        []apiextensionsv1.CustomResourceColumnDefinition
 	}{
-		{"resourcesets.fluxcd.controlplane.io", "rset", append([]apiextensionsv1.CustomResourceColumnDefinition{age, gates}, ready...)},
-		{"resourcesetinputproviders.fluxcd.controlplane.io", "rsip", append([]apiextensionsv1.CustomResourceColumnDefinition{age, gates}, ready...)},
+		{"resourcesets.fluxcd.controlplane.io", "rset", columns},
+		{"resourcesetinputproviders.fluxcd.controlplane.io", "rsip", columns},
 	} {
 		t.Run(tc.crd, func(t *testing.T) {
 			g := NewWithT(t)
