@@ -57,19 +57,7 @@ spec:
 
 	deleted := time.Now()
 	kubectl(ctx, t, cluster, "-n", "sluice-system", "delete", "pod", leader, "--wait=false")
-	var holder string
-	for {
-		l, err := cluster.Node.Client.CoordinationV1().Leases("sluice-system").Get(ctx, lease, metav1.GetOptions{})
-		if err == nil && l.Spec.HolderIdentity != nil {
-			if holder = strings.Split(*l.Spec.HolderIdentity, "_")[0]; holder != leader && holder != "" {
-				break
-			}
-		}
-		if ctx.Err() != nil || time.Since(deleted) > time.Minute {
-			t.Fatalf("the Lease %s is still %q a minute after its holder's pod was deleted", lease, holder)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	holder := waitLeaseTaken(ctx, t, cluster, lease, leader, deleted)
 	tookOver := time.Since(deleted)
 	// The standby, or the pod that replaces the deleted one if it tries first.
 	took := "the standby"
@@ -87,6 +75,24 @@ spec:
 	// for it to expire (--leader-election-lease-duration, 35 s).
 	if tookOver > 20*time.Second {
 		t.Errorf("the Lease was taken %v after the delete: the deleted leader did not release it", tookOver)
+	}
+}
+
+// waitLeaseTaken waits until a pod other than leader holds the Lease, and returns that pod;
+// it fails a minute after since.
+func waitLeaseTaken(ctx context.Context, t *testing.T, cluster *Cluster, lease, leader string, since time.Time) string {
+	t.Helper()
+	for {
+		l, err := cluster.Node.Client.CoordinationV1().Leases("sluice-system").Get(ctx, lease, metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil {
+			if holder := strings.Split(*l.Spec.HolderIdentity, "_")[0]; holder != leader && holder != "" {
+				return holder
+			}
+		}
+		if ctx.Err() != nil || time.Since(since) > time.Minute {
+			t.Fatalf("the Lease %s is still held by %s a minute after its pod was deleted", lease, leader)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

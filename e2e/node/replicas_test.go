@@ -217,16 +217,7 @@ spec:
 	kubectl(ctx, t, cluster, "-n", "sluice-system", "delete", "pod", leader, "--wait=false")
 	// The deleted pod serves and reconciles on through its preStop sleep, then releases the
 	// Lease as it stops: the other replica takes it, and handles a request made then.
-	for {
-		l, err := cluster.Node.Client.CoordinationV1().Leases("sluice-system").Get(ctx, lease, metav1.GetOptions{})
-		if err == nil && l.Spec.HolderIdentity != nil && !strings.HasPrefix(*l.Spec.HolderIdentity, leader+"_") {
-			break
-		}
-		if time.Since(deleted) > time.Minute {
-			t.Fatalf("the Lease %s is still held by %s a minute after its pod was deleted", lease, leader)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitLeaseTaken(ctx, t, cluster, lease, leader, deleted)
 	tookOver := time.Since(deleted)
 	kubectl(ctx, t, cluster, "-n", "sluice-system", "annotate", "--overwrite", "gitrepository/failover", "reconcile.fluxcd.io/requestedAt=after-failover")
 	waitHandled(ctx, t, cluster, "gitrepository/failover", "after-failover", 2*time.Minute)
