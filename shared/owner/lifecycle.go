@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -31,6 +32,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
+	"github.com/sluice-gitops/sluice/shared/inventory"
 	"github.com/sluice-gitops/sluice/shared/status"
 )
 
@@ -137,12 +139,20 @@ type Lifecycle[T Object] struct {
 	Annotations apply.Annotations
 	// Concurrency of dry-runs and applies.
 	Concurrency int
+	// InventoryLimit is the size of the inventory (as JSON) kept in the status; past it, the
+	// entries go into ConfigMaps beside the owner (shared/inventory). 0 is its DefaultLimit.
+	InventoryLimit int
 
-	memory apply.Memory
+	memory    apply.Memory
+	storeOnce sync.Once
+	store     *inventory.Store
 }
 
 // Forget drops what is remembered of an owner that is gone.
-func (l *Lifecycle[T]) Forget(key types.NamespacedName) { l.memory.Forget(key) }
+func (l *Lifecycle[T]) Forget(key types.NamespacedName) {
+	l.memory.Forget(key)
+	l.inventoryStore().Forget(key)
+}
 
 // ReconcileRequest reads the owner of req into obj (an empty object of the kind) and reconciles
 // it; an owner that is gone is forgotten.
@@ -165,7 +175,18 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (result ctrl.Result
 	rec := finisher.Begin(ctx, obj, status.Fields{
 		ObservedGeneration: fields.ObservedGeneration, LastHandledReconcileAt: &obj.GetRequestStatus().LastHandledReconcileAt,
 	})
+	// The inventory is read whole and written once, before the status patch; the chunks it
+	// replaces go once the patch is written.
+	inv, err := l.loadInventory(ctx, obj, fields)
+	if inv != nil {
+		fields = inv.fields
+		defer func() { inv.collect(ctx, obj, rec.Written()) }()
+	}
 	defer rec.Finish(&retErr)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	defer func() { retErr = errors.Join(retErr, inv.flush(ctx, obj)) }()
 	// Ready before the preamble says a new spec is in progress: restored when closed gates hold
 	// the new revision back (see reconcile).
 	var prior *metav1.Condition
@@ -181,7 +202,7 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, obj T) (result ctrl.Result
 	sctx, cancel := context.WithTimeout(ctx, settings.Deadline)
 	defer cancel()
 	var out outcome
-	result, err := l.reconcile(sctx, obj, fields, settings, start, prior, &out)
+	result, err = l.reconcile(sctx, obj, fields, settings, start, prior, &out)
 	if h, ok := l.Kind.(Historian[T]); ok {
 		reason := ""
 		if c := conditions.Get(obj, meta.ReadyCondition); c != nil {
@@ -395,7 +416,12 @@ func (l *Lifecycle[T]) reconcileDelete(ctx context.Context, obj T, fields Fields
 			l.prunedEvent(obj, pruned, time.Since(start))
 		}
 	}
-	l.memory.Forget(client.ObjectKeyFromObject(obj))
+	if inventory.Spilled(obj.GetNamespace(), l.Kind.Fields(obj).Inventory()) {
+		if err := l.inventoryStore().Collect(ctx, obj, nil); err != nil {
+			return fmt.Errorf("deleting the inventory's ConfigMaps: %w", err)
+		}
+	}
+	l.Forget(client.ObjectKeyFromObject(obj))
 	return nil
 }
 

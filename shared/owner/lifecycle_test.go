@@ -35,6 +35,9 @@ const (
 	serviceAccountAnnotation = "testing.sluice.dev/service-account"
 	// planErrAnnotation makes the test kind's own steps fail: "terminal" or any other message.
 	planErrAnnotation = "testing.sluice.dev/plan-error"
+	// objectsAnnotation names the ConfigMaps the test kind applies, comma-separated ("app" when
+	// unset).
+	objectsAnnotation = "testing.sluice.dev/objects"
 )
 
 // consumers is the Kind of the lifecycle tests: a Consumer applies one ConfigMap, `app`, whose
@@ -64,14 +67,23 @@ func (consumers) Plan(_ context.Context, obj *testapi.Consumer) (owner.Plan, err
 		return owner.Plan{}, errors.New(msg)
 	}
 	rev := obj.Spec.Revision
+	names := "app"
+	if v, ok := obj.GetAnnotations()[objectsAnnotation]; ok {
+		names = v
+		rev += "+" + v
+	}
 	return owner.Plan{Revision: rev, Build: func(context.Context) ([]*unstructured.Unstructured, error) {
-		cm := &unstructured.Unstructured{}
-		cm.SetAPIVersion("v1")
-		cm.SetKind("ConfigMap")
-		cm.SetNamespace(obj.Namespace)
-		cm.SetName("app")
-		_ = unstructured.SetNestedStringMap(cm.Object, map[string]string{"revision": rev}, "data")
-		return []*unstructured.Unstructured{cm}, nil
+		var objects []*unstructured.Unstructured
+		for _, name := range strings.Split(names, ",") {
+			cm := &unstructured.Unstructured{}
+			cm.SetAPIVersion("v1")
+			cm.SetKind("ConfigMap")
+			cm.SetNamespace(obj.Namespace)
+			cm.SetName(name)
+			_ = unstructured.SetNestedStringMap(cm.Object, map[string]string{"revision": obj.Spec.Revision}, "data")
+			objects = append(objects, cm)
+		}
+		return objects, nil
 	}}, nil
 }
 

@@ -54,3 +54,7 @@ func (f Finisher) Begin(ctx context.Context, obj Object, fields Fields) *Reconci
 func (r *Reconcile) Finish(retErr *error) {
 	*retErr = Finalize(r.ctx, r.patcher, r.obj, r.fields.ObservedGeneration, *retErr, r.finisher.Metrics, r.finisher.FieldOwner)
 }
+
+// Written says, after Finish, that its patch succeeded: the API holds the object as Finish wrote
+// it (records beside the object that the old status named may go).
+func (r *Reconcile) Written() bool { return r.patcher.written }

@@ -20,6 +20,8 @@ import (
 type Patcher struct {
 	client client.Client
 	before client.Object
+	// written says that the last Patch succeeded: the API holds obj as it was then.
+	written bool
 }
 
 // NewPatcher starts tracking the changes of obj.
@@ -58,8 +60,10 @@ func (p *Patcher) Patch(ctx context.Context, obj client.Object, fieldOwner strin
 	}
 	// An aggregate, as the patch helper's: Gone tells a deleted object by its NotFound errors.
 	if err := kerrors.NewAggregate(errs); err != nil {
+		p.written = false
 		return err
 	}
 	p.before = obj.DeepCopyObject().(client.Object)
+	p.written = true
 	return nil
 }

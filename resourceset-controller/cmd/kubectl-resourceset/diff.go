@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/shared/inventory"
+	"github.com/sluice-gitops/sluice/shared/owner"
 )
 
 // secretMask replaces values of Secrets that the diff would otherwise show.
@@ -171,6 +173,12 @@ func (o *buildOptions) printDeleted(ctx context.Context, c client.Client, rm *ss
 	if live.Status.Inventory == nil {
 		return false, nil
 	}
+	// An inventory past the status's limit is in ConfigMaps beside the ResourceSet.
+	store := &inventory.Store{Reader: c}
+	entries, err := store.Expand(ctx, live, owner.Entries(live.Status.Inventory.Entries))
+	if err != nil {
+		return false, fmt.Errorf("the ResourceSet's inventory: %w", err)
+	}
 	current := map[string]bool{}
 	for _, obj := range set.objects {
 		current[object.UnstructuredToObjMetadata(obj).String()] = true
@@ -178,7 +186,7 @@ func (o *buildOptions) printDeleted(ctx context.Context, c client.Client, rm *ss
 	owned := labels.SelectorFromSet(rm.GetOwnerLabels(set.rset.Name, set.rset.Namespace))
 	exclusions := map[string]string{rsv1.PruneAnnotation: rsv1.DisabledValue}
 	var differs bool
-	for _, e := range live.Status.Inventory.Entries {
+	for _, e := range entries {
 		if current[e.ID] {
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
+	sharedinventory "github.com/sluice-gitops/sluice/shared/inventory"
 	"github.com/sluice-gitops/sluice/shared/owner"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 
@@ -56,6 +57,9 @@ type ResourceSetReconciler struct {
 	Metrics *runtimectrl.Metrics
 	// ApplyConcurrency is the number of objects dry-run and applied at once.
 	ApplyConcurrency int
+	// InventoryLimit is the size of an inventory kept in the status (shared/inventory); 0 is
+	// the default.
+	InventoryLimit int
 
 	once      sync.Once
 	lifecycle *owner.Lifecycle[*rsv1.ResourceSet]
@@ -84,7 +88,7 @@ func (r *ResourceSetReconciler) owners() *owner.Lifecycle[*rsv1.ResourceSet] {
 			Kind: r, Client: r.Client, APIReader: r.APIReader, Clients: r.Clients, EventRecorder: r.EventRecorder,
 			Metrics: r.Metrics, ControllerName: name, Finalizer: rsv1.Finalizer, OwnerGroup: ownerGroup,
 			Annotations: apply.Annotations{Reconcile: rsv1.ReconcileAnnotation, Force: rsv1.ForceAnnotation, Prune: rsv1.PruneAnnotation},
-			Concurrency: r.ApplyConcurrency,
+			Concurrency: r.ApplyConcurrency, InventoryLimit: r.InventoryLimit,
 		}
 	})
 	return r.lifecycle
@@ -138,7 +142,11 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
 	}
-	msg, allowed, err := pruneLimit(obj, objects, revision)
+	inventory, err := r.owners().Inventory(ctx, obj)
+	if err != nil && !errors.Is(err, sharedinventory.ErrUnreadable) {
+		return owner.Plan{}, err
+	}
+	msg, allowed, err := pruneLimit(obj, inventory, objects, revision)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/shared/apply"
 )
 
 // pruneLimit says why the build of revision must not be applied (empty when it may): it would
@@ -23,11 +24,13 @@ import (
 // allowed says that the build prunes more than the limit and the annotation lets it through:
 // the annotation is then used up (removed once the prune is done), so that it lets exactly one
 // prune through.
-func pruneLimit(obj *rsv1.ResourceSet, objects []*unstructured.Unstructured, revision string) (msg string, allowed bool, err error) {
-	if obj.Spec.MaxPrune == nil || obj.Status.Inventory == nil || len(obj.Status.Inventory.Entries) == 0 {
+//
+// inventory is the whole inventory (read from its ConfigMaps when it outgrew the status).
+func pruneLimit(obj *rsv1.ResourceSet, inventory []apply.Entry, objects []*unstructured.Unstructured, revision string) (msg string, allowed bool, err error) {
+	if obj.Spec.MaxPrune == nil || len(inventory) == 0 {
 		return "", false, nil
 	}
-	total := len(obj.Status.Inventory.Entries)
+	total := len(inventory)
 	limit, err := intstr.GetScaledValueFromIntOrPercent(obj.Spec.MaxPrune, total, false)
 	if err != nil {
 		return "", false, fmt.Errorf("spec.maxPrune: %w", err)
@@ -42,7 +45,7 @@ func pruneLimit(obj *rsv1.ResourceSet, objects []*unstructured.Unstructured, rev
 		}
 	}
 	deleted := 0
-	for _, e := range obj.Status.Inventory.Entries {
+	for _, e := range inventory {
 		if !keep[e.ID] {
 			deleted++
 		}
