@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
@@ -29,6 +30,7 @@ import (
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxsyncs"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/notify"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/receiver"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook"
 )
 
 const controllerName = controller.ControllerName
@@ -117,7 +119,7 @@ func main() {
 		bootstrap.Exit(err, "setting up the webhook receiver")
 		// APIServer: approvals are made with the caller's own token, on the controller's host and CA only.
 		srv := &receiver.Server{Addr: receiverAddr, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: by,
-			APIServer: mgr.GetConfig(), Limits: receiver.Limits{MaxDuration: receiverMaxDuration}}
+			APIServer: mgr.GetConfig(), Limits: receiver.Limits{MaxDuration: receiverMaxDuration}, Claims: claims(mgr, "receiver")}
 		bootstrap.Exit(mgr.Add(srv), "setting up the webhook receiver")
 	}
 
@@ -126,9 +128,22 @@ func main() {
 			AllowCrossNamespaceRefs: webhookReceiverCrossNamespace, RequeueDependency: opts.RequeueDependency}
 		bootstrap.Exit(receivers.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Receiver controller")
 		srv := &fluxreceiver.Server{Addr: webhookReceiverAddr, Client: mgr.GetClient(), EventRecorder: recorder,
-			AllowCrossNamespaceRefs: webhookReceiverCrossNamespace, Limits: fluxreceiver.Limits{MaxBody: webhookReceiverMaxBody}}
+			AllowCrossNamespaceRefs: webhookReceiverCrossNamespace, Limits: fluxreceiver.Limits{MaxBody: webhookReceiverMaxBody},
+			Claims: claims(mgr, "webhook-receiver")}
 		bootstrap.Exit(mgr.Add(srv), "setting up the Receiver webhook server")
 	}
 
 	bootstrap.Run(mgr, controllerName)
+}
+
+// claims share a receiver's replay memory between the replicas, through Leases of the
+// controller's namespace; without one (a process outside a cluster), each remembers its own.
+func claims(mgr ctrl.Manager, kind string) *webhook.Claims {
+	ns := os.Getenv(bootstrap.RuntimeNamespaceEnv)
+	if ns == "" {
+		return nil
+	}
+	c := &webhook.Claims{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: ns, Holder: os.Getenv("POD_NAME"), Kind: kind}
+	bootstrap.Exit(mgr.Add(c), "setting up the "+kind+"'s claims")
+	return c
 }

@@ -51,6 +51,9 @@ func newHandler(s *Server) http.Handler {
 		failures: webhook.NewSourceFailures(limits.FailureInterval, limits.FailureBurst, limits.MaxSources),
 		tokens:   webhook.NewKnownTokens(),
 	}
+	if s.Claims != nil {
+		h.seen.Share(s.Claims)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(hookPattern, h.serveHook)
 	return mux
@@ -152,21 +155,26 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	keys := replayKeys(receiver, deliveryID(receiver.Spec.Type, r.Header), p, req.body)
-	for _, k := range keys {
-		replay, full := h.seen.Remember(k, req.now)
+	for i, k := range keys {
+		replay, full, err := h.seen.Seen(ctx, k, req.now)
 		switch {
+		case err != nil:
+			forget(ctx, h.seen, keys[:i])
+			req.log.Error(err, "recording the delivery")
+			webhook.Reply(w, http.StatusServiceUnavailable, "could not record the delivery: send it again later")
+			return
 		case replay:
 			req.log.Info("delivery already received")
 			webhook.Reply(w, http.StatusOK, "this delivery was already received")
 			return
 		case full:
-			forget(h.seen, keys)
+			forget(ctx, h.seen, keys[:i])
 			webhook.Reply(w, http.StatusTooManyRequests, "too many deliveries to remember: send it again later")
 			return
 		}
 	}
 	if !h.limiters.Allow(req.key, req.now) {
-		forget(h.seen, keys)
+		forget(ctx, h.seen, keys)
 		w.Header().Set("Retry-After", webhook.RetryAfter(h.limits.RateInterval))
 		webhook.Reply(w, http.StatusTooManyRequests, "too many requests for this receiver")
 		req.log.Info("request refused: rate limit")
@@ -175,7 +183,7 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 	// A caller was authenticated with the token last read: the Secret is read again before
 	// anything is asked, so that a rotated token is refused at once.
 	if caller && !h.checkSecret(ctx, w, req, secretKey) {
-		forget(h.seen, keys)
+		forget(ctx, h.seen, keys)
 		return
 	}
 
@@ -187,7 +195,7 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 	}, req.now)
 	h.report(req, p, out)
 	if len(out.errs) > 0 {
-		forget(h.seen, keys)
+		forget(ctx, h.seen, keys)
 		webhook.Reply(w, http.StatusInternalServerError, "could not ask every object to reconcile; send the delivery again")
 		return
 	}
@@ -263,9 +271,12 @@ func replayKeys(r *notificationv1.Receiver, id string, p *routing.Push, body []b
 	return keys
 }
 
-func forget(seen *webhook.SeenRequests, keys [][32]byte) {
+// forget drops the claims of a delivery that was not handled: its sender may send it again.
+func forget(ctx context.Context, seen *webhook.SeenRequests, keys [][32]byte) {
 	for _, k := range keys {
-		seen.Forget(k)
+		if err := seen.Drop(ctx, k); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "forgetting a delivery that was not handled")
+		}
 	}
 }
 

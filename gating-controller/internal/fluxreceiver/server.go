@@ -85,6 +85,8 @@ type Server struct {
 	AllowCrossNamespaceRefs bool
 	// Limits of the body, the rates and the replay memory.
 	Limits Limits
+	// Claims, when set, share the accepted deliveries with the other replicas.
+	Claims *webhook.Claims
 
 	handler http.Handler
 }

@@ -49,6 +49,9 @@ func newHandler(s *Server) http.Handler {
 		callers:   newKnownCallers(limits.MaxRemembered),
 		conn:      &callerConn{base: s.APIServer},
 	}
+	if s.Claims != nil {
+		h.seen.Share(s.Claims)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(requestPattern, h.serveRequest)
 	mux.HandleFunc(approvePattern, h.respondWith(gatingv1.DecisionApprove))
@@ -155,13 +158,15 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	// The signature covers the body only, not the path: a request is known by its Secret and its
 	// body, so a captured body is refused on every path and gate of that Secret.
 	seenKey := sha256.Sum256([]byte(key.Namespace + "/" + secretName + "\n" + string(raw)))
-	if h.refusedReplay(w, log, seenKey, now) {
+	if h.refusedReplay(ctx, w, log, seenKey, now) {
 		return
 	}
 
 	reason := receiverReason(secretName, req.Reason)
 	if err := writeRequest(ctx, h.s.Client, key, act.state, now, h.s.RequestedBy, reason, req.For); err != nil {
-		h.seen.Forget(seenKey)
+		if err := h.seen.Drop(ctx, seenKey); err != nil {
+			log.Error(err, "forgetting a request that was not written")
+		}
 		log.Error(err, "writing the request annotations")
 		webhook.Reply(w, http.StatusInternalServerError, "could not write the request on the gate")
 		return

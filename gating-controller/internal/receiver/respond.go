@@ -135,7 +135,7 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 	}
 	// The same body from another approver, or to the other route, is another response.
 	seenKey := sha256.Sum256([]byte(string(decision) + "\n" + key.String() + "\n" + who.Username + "\n" + string(raw)))
-	if h.refusedReplay(w, log, seenKey, now) {
+	if h.refusedReplay(ctx, w, log, seenKey, now) {
 		return
 	}
 
@@ -146,7 +146,9 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 	}
 	ga := response.New(gate, who, decision, req.Reason, revision)
 	if err := createAsCaller(ctx, cfg, h.s.Client, ga); err != nil {
-		h.seen.Forget(seenKey)
+		if err := h.seen.Drop(ctx, seenKey); err != nil {
+			log.Error(err, "forgetting a request that was not written")
+		}
 		replyAPIError(w, log, err, "create the GateApproval")
 		return
 	}

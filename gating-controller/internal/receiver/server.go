@@ -42,6 +42,9 @@ type Server struct {
 	RequestedBy string
 	// Limits of the replay window and the rate limit; zero values take the defaults.
 	Limits Limits
+	// Claims, when set, share the accepted requests with the other replicas: a request is a
+	// replay on every replica (several replicas behind one Service).
+	Claims *webhook.Claims
 
 	handler http.Handler
 }

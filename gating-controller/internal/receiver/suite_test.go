@@ -134,7 +134,12 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 // ends, and returns its URL.
 func startReceiver(t *testing.T, limits Limits) string {
 	t.Helper()
-	srv := newServer(limits)
+	return startReplica(t, newServer(limits))
+}
+
+// startReplica serves srv on a loopback port until the test ends, and returns its URL.
+func startReplica(t *testing.T, srv *Server) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	srv.Listener = ln
