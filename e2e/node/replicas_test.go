@@ -22,8 +22,8 @@ import (
 // deleted.
 const failoverResume = 15 * time.Second
 
-// controllersFailover: deploy/default runs the resourceset-controller and the
-// manifest-generator with two replicas each. For each, the elected replica's pod is
+// controllersFailover: deploy/default runs the gating-controller, the resourceset-controller
+// and the manifest-generator with two replicas each. For each, the elected replica's pod is
 // deleted and a change is made at once: the other replica (or the pod that replaces the deleted
 // one) takes the Lease within failoverResume and handles the change (a new leader reconciles
 // every object of its kinds first: the manifest-generator runs every generation of the earlier
@@ -48,6 +48,7 @@ func controllersFailover(ctx context.Context, t *testing.T, cluster *Cluster) {
 			applyObjects(ctx, t, cluster, resourceSetOf(ns, value))
 			return "{.status.observedGeneration}/{.metadata.generation}/{.status.conditions[?(@.type==\"Ready\")].status}", ""
 		}},
+		{"gating-controller", "sluice-system", "gate/frozen", nil},
 		{"manifest-generator", "sluice-system", "manifestgeneration/app", nil},
 	} {
 		pods := waitControllerPods(ctx, t, cluster, c.controller, 2)
@@ -93,7 +94,7 @@ func controllersFailover(ctx context.Context, t *testing.T, cluster *Cluster) {
 			t.Errorf("%s: the Lease was taken %v after the leader's pod was deleted, want at most %v", c.controller, tookOver, failoverResume)
 		}
 		if c.change != nil && handled > failoverResume {
-			// The manifest-generator's new leader reconciles every
+			// The manifest-generator's and the gating-controller's new leader reconciles every
 			// object first; the ResourceSet is the only one of its namespace's kind here.
 			t.Errorf("%s: the change was handled %v after the leader's pod was deleted, want at most %v", c.controller, handled, failoverResume)
 		}
