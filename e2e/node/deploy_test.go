@@ -56,6 +56,8 @@ func TestDeployDefault(t *testing.T) {
 type deployOptions struct {
 	// Flux are images of images.Flux to build and import as well.
 	Flux []string
+	// Timeout bounds the cluster's life (20 minutes when zero).
+	Timeout time.Duration
 }
 
 // withDeployDefault starts a cluster whose pods reach the API server (InClusterAPI) and CoreDNS,
@@ -80,7 +82,11 @@ func withDeployDefault(t *testing.T, deploy deployOptions, test func(ctx context
 	rendered := renderDeployDefault(t, root, bin)
 
 	opts := ClusterOptions{Options: Options{BinDir: bin, Images: archives, DNS: true}, InClusterAPI: true}
-	runCluster(t, opts, 20*time.Minute, func(ctx context.Context, cluster *Cluster) {
+	timeout := deploy.Timeout
+	if timeout == 0 {
+		timeout = 20 * time.Minute
+	}
+	runCluster(t, opts, timeout, func(ctx context.Context, cluster *Cluster) {
 		start := time.Now()
 		out := kubectl(ctx, t, cluster, "apply", "--server-side", "--field-manager=sluice-e2e", "-f", rendered)
 		// Every pod meets the restricted level: the tenants' commands run in session pods of

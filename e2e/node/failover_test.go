@@ -49,7 +49,7 @@ spec:
 	lease, leader := leaseOf(ctx, t, cluster, pods)
 	t.Logf("two replicas Ready; %s holds the Lease %s", leader, lease)
 
-	consumer := startConsumer(ctx, t, cluster)
+	consumer := startConsumer(ctx, t, cluster, failoverRepo)
 	time.Sleep(5 * time.Second)
 	if before := consumer.results(); len(before) < 20 || failures(before) > 0 {
 		t.Fatalf("with two replicas, before the failover: %d downloads, %d failed (%s)", len(before), failures(before), summarize(before))
@@ -133,7 +133,10 @@ type download struct {
 	result string    // "200", another status, or the error
 }
 
-// consumer downloads the GitRepository failover's artifact every 100 ms: it reads its
+// failoverRepo is the GitRepository of the failover tests.
+var failoverRepo = client.ObjectKey{Namespace: "sluice-system", Name: "failover"}
+
+// consumer downloads the artifacts of GitRepositories in turn, one every 100 ms: it reads its
 // status.artifact.url and fetches it from the host, at the Service's cluster IP.
 type consumer struct {
 	mu     sync.Mutex
@@ -142,7 +145,7 @@ type consumer struct {
 	wg     sync.WaitGroup
 }
 
-func startConsumer(ctx context.Context, t *testing.T, cluster *Cluster) *consumer {
+func startConsumer(ctx context.Context, t *testing.T, cluster *Cluster, repos ...client.ObjectKey) *consumer {
 	t.Helper()
 	svc, err := cluster.Node.Client.CoreV1().Services("sluice-system").Get(ctx, "source-controller", metav1.GetOptions{})
 	if err != nil {
@@ -155,9 +158,9 @@ func startConsumer(ctx context.Context, t *testing.T, cluster *Cluster) *consume
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		for ctx.Err() == nil {
+		for i := 0; ctx.Err() == nil; i++ {
 			started := time.Now()
-			result := fetchArtifact(ctx, cluster.Env.Client, httpClient, svc.Spec.ClusterIP)
+			result := fetchArtifact(ctx, cluster.Env.Client, httpClient, svc.Spec.ClusterIP, repos[i%len(repos)])
 			if ctx.Err() != nil {
 				return // stopped mid-download: not a result
 			}
@@ -168,10 +171,10 @@ func startConsumer(ctx context.Context, t *testing.T, cluster *Cluster) *consume
 	return c
 }
 
-func fetchArtifact(ctx context.Context, c client.Client, httpClient *http.Client, serviceIP string) string {
+func fetchArtifact(ctx context.Context, c client.Client, httpClient *http.Client, serviceIP string, key client.ObjectKey) string {
 	repo := &unstructured.Unstructured{}
 	repo.SetGroupVersionKind(schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "GitRepository"})
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "sluice-system", Name: "failover"}, repo); err != nil {
+	if err := c.Get(ctx, key, repo); err != nil {
 		return "reading the GitRepository: " + err.Error()
 	}
 	raw, _, _ := unstructured.NestedString(repo.Object, "status", "artifact", "url")

@@ -161,39 +161,11 @@ func waitControllerPods(ctx context.Context, t *testing.T, cluster *Cluster, con
 // the elected replica's pod is deleted: no download fails, and the other replica takes the Lease
 // and handles a reconcile request made then, within failoverResume of the delete.
 func sharedStoreFailover(ctx context.Context, t *testing.T, cluster *Cluster) {
-	store := testserver.NewObjectStore(t)
-	bucket := store.NewBucket(t)
-	storeAddr, stop, err := cluster.RelayToPods(store.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
 	srv := testserver.NewGitServer(t, testserver.Options{})
 	repo := srv.NewRepo(t, "stored")
 	repo.Commit(t, "app", map[string]string{"app/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\n"})
 	gitURL := relayGitServer(t, cluster, srv)
-
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(root, "bin")
-	dir := t.TempDir()
-	rendered, err := RenderOverlay(root, bin, dir, []string{"shared-artifact-store"}, fmt.Sprintf(`namespace: sluice-system
-configMapGenerator:
-  - name: source-controller-store
-    literals: [endpoint=%s, bucket=%s, insecure=true]
-`, storeAddr, bucket))
-	if err != nil {
-		t.Fatal(err)
-	}
-	applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: v1
-kind: Secret
-metadata: {name: source-controller-store, namespace: sluice-system}
-stringData: {accesskey: %q, secretkey: %q}
-`, store.AccessKey, store.SecretKey))
-	// As deploy/default was applied, by the same field manager.
-	kubectl(ctx, t, cluster, "apply", "--server-side", "--field-manager=sluice-e2e", "-f", rendered)
+	applySharedStore(ctx, t, cluster, "")
 	waitDeploymentsReady(ctx, t, cluster, "sluice-system", []string{"source-controller"})
 	pods := waitControllerPods(ctx, t, cluster, "source-controller", 2)
 	applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
@@ -209,7 +181,7 @@ spec:
 	lease, leader := leaseOf(ctx, t, cluster, pods)
 	t.Logf("two replicas Ready on the object store; %s holds the Lease %s", leader, lease)
 
-	consumer := startConsumer(ctx, t, cluster)
+	consumer := startConsumer(ctx, t, cluster, failoverRepo)
 	time.Sleep(5 * time.Second)
 	if before := consumer.results(); len(before) < 20 || failures(before) > 0 {
 		t.Fatalf("before the failover: %d downloads, %d failed (%s)", len(before), failures(before), summarize(before))
@@ -251,4 +223,37 @@ func waitHandled(ctx context.Context, t *testing.T, cluster *Cluster, object, va
 			t.Fatalf("%s did not handle %q within %v (%s)\n%s", object, value, timeout, out, describeNamespace(cluster, "sluice-system"))
 		}
 	}
+}
+
+// applySharedStore applies deploy/default with the shared-artifact-store component, as
+// deploy/README.md has users write the overlay, and more of the overlay (extra), on a bucket of
+// an S3 server (versitygw) of the host relayed to the pods.
+func applySharedStore(ctx context.Context, t *testing.T, cluster *Cluster, extra string) {
+	t.Helper()
+	store := testserver.NewObjectStore(t)
+	bucket := store.NewBucket(t)
+	storeAddr, stop, err := cluster.RelayToPods(store.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := RenderOverlay(root, filepath.Join(root, "bin"), t.TempDir(), []string{"shared-artifact-store"}, fmt.Sprintf(`namespace: sluice-system
+configMapGenerator:
+  - name: source-controller-store
+    literals: [endpoint=%s, bucket=%s, insecure=true]
+`, storeAddr, bucket)+extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyObjects(ctx, t, cluster, fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: source-controller-store, namespace: sluice-system}
+stringData: {accesskey: %q, secretkey: %q}
+`, store.AccessKey, store.SecretKey))
+	// As deploy/default was applied, by the same field manager.
+	kubectl(ctx, t, cluster, "apply", "--server-side", "--field-manager=sluice-e2e", "-f", rendered)
 }
