@@ -154,7 +154,7 @@ func (c *Controller) start(flag int) error {
 	}
 	p := &process{cmd: exec.Command(c.bin, c.args...), exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	p.cmd.Env = append(append(os.Environ(), "RUNTIME_NAMESPACE=sluice-system"), c.env...)
+	p.cmd.Env = append(append(os.Environ(), "RUNTIME_NAMESPACE="+RuntimeNamespace), c.env...)
 	// Its own process group: a Ctrl-C in the terminal reaches the sandbox or test only, which
 	// then stops the controller with one SIGTERM (a second signal makes a controller exit 1).
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -9,8 +9,15 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/sluice-gitops/sluice/shared/testenv"
 )
+
+// RuntimeNamespace is the controllers' namespace (RUNTIME_NAMESPACE), deploy/'s sluice-system.
+const RuntimeNamespace = "sluice-system"
 
 // System is the control plane with every controller running against it.
 type System struct {
@@ -63,6 +70,13 @@ func StartSystemWith(ctx context.Context, binDir, stateDir string, opts SystemOp
 		return nil, err
 	}
 	if err := InstallAdmissionPolicies(ctx, env.Client, env.Root); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	// The controllers' namespace, as deploy/ creates it: their Leases live there (shards, the
+	// receivers' replay memory).
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: RuntimeNamespace}}
+	if err := env.Client.Create(ctx, ns); client.IgnoreAlreadyExists(err) != nil {
 		_ = s.Stop()
 		return nil, err
 	}
