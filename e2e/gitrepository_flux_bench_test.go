@@ -62,11 +62,18 @@ func BenchmarkGitRepositoriesSideBySide(b *testing.B) {
 			args := []string{"--concurrent=10"}
 			if name == harness.FluxSourceController {
 				args = append(args, "--enable-leader-election=false")
+			} else {
+				args = append(args, profileArgs()...)
 			}
 			c := startController(b, name, kubeconfigIn(b, dir), dir, args...)
 			for b.Loop() {
 				ns := newBenchNamespace(b)
 				deleteWhenDone(b, k8s, &sourcev1.GitRepository{}, &sourcev1.GitRepositoryList{}, ns)
+				if charts > 0 {
+					// Left behind, one side's charts would be reconciled again by the other.
+					deleteWhenDone(b, k8s, &sourcev1.HelmRepository{}, &sourcev1.HelmRepositoryList{}, ns)
+					deleteWhenDone(b, k8s, &sourcev1.HelmChart{}, &sourcev1.HelmChartList{}, ns)
+				}
 				fetched := watchReady(b, k8s, &sourcev1.GitRepositoryList{}, ns, func(o client.Object) bool {
 					r := o.(*sourcev1.GitRepository)
 					return conditions.IsTrue(r, meta.ReadyCondition) && r.Status.Artifact != nil
@@ -88,6 +95,9 @@ func BenchmarkGitRepositoriesSideBySide(b *testing.B) {
 					after = done
 				}
 				b.ReportMetric(float64(after.PeakRSS)/(1<<20), "peak-rss-MiB")
+				if name != harness.FluxSourceController {
+					saveHeapProfile(b, c)
+				}
 			}
 		})
 	}

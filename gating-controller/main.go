@@ -9,9 +9,7 @@ import (
 	"os"
 	"time"
 
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -19,8 +17,10 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
@@ -88,9 +88,9 @@ func main() {
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
 
-	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder())
+	readiness := conditiongauge.New(mgr.GetScheme()).MustRegister(ctrlmetrics.Registry)
 	calendarArtifacts := controller.NewCalendarFetcher()
-	gateReconciler := &controller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Clock: clock.RealClock{}, Metrics: &readiness,
+	gateReconciler := &controller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Clock: clock.RealClock{}, Metrics: readiness,
 		Artifacts: calendarArtifacts}
 	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")
 	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Clock: clock.RealClock{},
@@ -101,7 +101,7 @@ func main() {
 	serviceRanges, err := notify.ParseCIDRs(serviceCIDRs)
 	bootstrap.Exit(err, "parsing --"+notify.ServiceCIDRFlag)
 	notifications := &controller.GateNotificationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Shards: opts.Shards,
-		Metrics: &readiness, DashboardURL: dashboardURL, RequeueDependency: opts.RequeueDependency,
+		Metrics: readiness, DashboardURL: dashboardURL, RequeueDependency: opts.RequeueDependency,
 		Sender: &notify.Sender{Policy: &notify.AddressPolicy{Allowed: allowedRanges, ServiceCIDRs: serviceRanges}}}
 	bootstrap.Exit(notifications.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GateNotification controller")
 	gateReconciler.Notifier = notifications
@@ -124,7 +124,7 @@ func main() {
 	}
 
 	if webhookReceiverAddr != "" {
-		receivers := &fluxreceiver.ReceiverReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Metrics: &readiness,
+		receivers := &fluxreceiver.ReceiverReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Metrics: readiness,
 			AllowCrossNamespaceRefs: webhookReceiverCrossNamespace, RequeueDependency: opts.RequeueDependency}
 		bootstrap.Exit(receivers.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Receiver controller")
 		srv := &fluxreceiver.Server{Addr: webhookReceiverAddr, Client: mgr.GetClient(), EventRecorder: recorder,

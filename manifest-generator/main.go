@@ -7,9 +7,7 @@ import (
 	"context"
 	"os"
 
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/spf13/pflag"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,8 +15,10 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
@@ -105,7 +105,7 @@ func main() {
 	bootstrap.Exit(err, "creating manager")
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
-	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), generatorv1.Finalizer)
+	readiness := conditiongauge.New(mgr.GetScheme(), generatorv1.Finalizer).MustRegister(ctrlmetrics.Registry)
 	runnerClient := &runner.Client{Socket: runnerSocket, RunnerUID: runnerUID}
 	switch {
 	case sessionPods.Enabled:
@@ -139,12 +139,12 @@ func main() {
 			Config: mgr.GetConfig(), Scheme: scheme, Mapper: mgr.GetRESTMapper(),
 			DefaultServiceAccount: opts.DefaultServiceAccount, ControllerNamespace: os.Getenv(bootstrap.RuntimeNamespaceEnv),
 		},
-		RequeueDependency: opts.RequeueDependency, ApplyConcurrency: applyOpts.Concurrency, Metrics: &readiness,
+		RequeueDependency: opts.RequeueDependency, ApplyConcurrency: applyOpts.Concurrency, Metrics: readiness,
 		Scanner: imagescan.New(scanConfig),
 	}
 	bootstrap.Exit(generation.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestGeneration controller")
 	updates := &controller.ManifestUpdateReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness, Shards: opts.Shards,
+		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: readiness, Shards: opts.Shards,
 		Updater: &update.Updater{Secrets: mgr.GetClient(),
 			// The builder's scheme: patch files merge the same way when synced and when updated.
 			Scheme: clientgoscheme.Scheme, Path: buildOpts.Path, MaxOutput: buildOpts.MaxOutput,

@@ -6,17 +6,17 @@ import (
 	"context"
 	"os"
 
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/spf13/pflag"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
@@ -59,7 +59,7 @@ func main() {
 	bootstrap.Exit(err, "creating manager")
 	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
 	bootstrap.Exit(err, "creating event recorder")
-	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), rsv1.Finalizer)
+	readiness := conditiongauge.New(mgr.GetScheme(), rsv1.Finalizer).MustRegister(ctrlmetrics.Registry)
 
 	clients := &impersonation.Clients{
 		Config: mgr.GetConfig(), Scheme: scheme, Mapper: mgr.GetRESTMapper(),
@@ -68,11 +68,11 @@ func main() {
 	rset := &controller.ResourceSetReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clients: clients, Shards: opts.Shards,
 		ControllerName: controllerName, RequeueDependency: opts.RequeueDependency, Dependencies: dependency.NewCache(),
-		Metrics: &readiness, ApplyConcurrency: applyOpts.Concurrency,
+		Metrics: readiness, ApplyConcurrency: applyOpts.Concurrency,
 	}
 	bootstrap.Exit(rset.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ResourceSet controller")
 	provider := &controller.ResourceSetInputProviderReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
+		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: readiness,
 		Addresses: addresses, Clients: clients, Shards: opts.Shards,
 	}
 	bootstrap.Exit(provider.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()),

@@ -11,9 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/opencontainers/go-digest"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,9 +19,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
@@ -146,9 +146,9 @@ func main() {
 		bootstrap.Exit(labeler.SetupWithManager(mgr), "adding the leader pod labeler")
 	}
 
-	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), sourcev1.SourceFinalizer)
+	readiness := conditiongauge.New(mgr.GetScheme(), sourcev1.SourceFinalizer).MustRegister(ctrlmetrics.Registry)
 	common := controller.SourceReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: sharding.FieldOwner(controllerName, opts.Shards), Metrics: &readiness,
+		Client: mgr.GetClient(), EventRecorder: recorder, Storage: store, ControllerName: sharding.FieldOwner(controllerName, opts.Shards), Metrics: readiness,
 		Shards: opts.Shards,
 	}
 	gitRepo := &controller.GitRepositoryReconciler{SourceReconciler: common, MaxCloneSize: gitMaxCloneSize}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/inventory"
@@ -129,7 +129,7 @@ type Lifecycle[T Object] struct {
 	Clients       *impersonation.Clients
 	EventRecorder kuberecorder.EventRecorder
 	// Metrics records the gotk_reconcile_condition gauges; nil records none.
-	Metrics *runtimectrl.Metrics
+	Metrics *conditiongauge.Gauges
 	// ControllerName is the field manager of the applies and the status.
 	ControllerName string
 	// Finalizer of the owners.

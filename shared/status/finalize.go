@@ -8,10 +8,11 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 )
 
 // Object is what Finalize needs of a reconciled object.
@@ -29,7 +30,7 @@ type Object interface {
 //
 // observedGeneration is written when the spec was handled: on success and on a terminal error.
 func Finalize(ctx context.Context, patcher *Patcher, obj Object, observedGeneration *int64,
-	err error, metrics *runtimectrl.Metrics, fieldOwner string) error {
+	err error, metrics *conditiongauge.Gauges, fieldOwner string) error {
 	if obj.GetDeletionTimestamp().IsZero() {
 		ready := conditions.Get(obj, meta.ReadyCondition)
 		if err != nil && (ready == nil || ready.Status != metav1.ConditionFalse) {

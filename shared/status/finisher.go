@@ -3,8 +3,9 @@ package status
 import (
 	"context"
 
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 )
 
 // Finisher starts and finishes the reconciles of one kind: it holds what every finish needs, the
@@ -14,7 +15,7 @@ import (
 type Finisher struct {
 	Client client.Client
 	// Metrics records the gotk_reconcile_condition gauges; nil records none.
-	Metrics *runtimectrl.Metrics
+	Metrics *conditiongauge.Gauges
 	// FieldOwner is the field manager of the patches: the controller's name.
 	FieldOwner string
 }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +16,7 @@ import (
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 )
 
 // Both reconcilers finish through shared/status.Finalize: these tests pin what that means for
@@ -89,11 +88,9 @@ func TestGateTransientErrorIsRetried(t *testing.T) {
 	// The running controller is done with the gate: nothing changes it until the test does.
 	g.Consistently(openedCondition(ns, "prod"), "300ms").Should(Equal("True|ReconciliationSucceeded|Gate opened by default"))
 
-	recorder := metrics.NewRecorder()
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(recorder.Collectors()...)
-	readiness := runtimectrl.Metrics{Scheme: k8s.Scheme(), MetricsRecorder: recorder}
-	failing := &GateReconciler{Client: listFails{gateReconciler.Client}, EventRecorder: record.NewFakeRecorder(10), Clock: clk, Metrics: &readiness}
+	readiness := conditiongauge.New(k8s.Scheme()).MustRegister(reg)
+	failing := &GateReconciler{Client: listFails{gateReconciler.Client}, EventRecorder: record.NewFakeRecorder(10), Clock: clk, Metrics: readiness}
 	_, err := failing.Reconcile(context.Background(), ctrlRequest(ns, "prod"))
 	g.Expect(err).To(MatchError(ContainSubstring("etcd is unavailable")))
 	g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeFalse())
@@ -109,7 +106,7 @@ func TestGateTransientErrorIsRetried(t *testing.T) {
 	g.Expect(conditionGauge(g, reg, "Gate", ns, "prod", meta.ReconcilingCondition)).To(Equal("True"))
 	g.Expect(conditionGauge(g, reg, "Gate", ns, "prod", meta.StalledCondition)).To(Equal("Unknown"))
 
-	recovered := &GateReconciler{Client: gateReconciler.Client, EventRecorder: record.NewFakeRecorder(10), Clock: clk, Metrics: &readiness}
+	recovered := &GateReconciler{Client: gateReconciler.Client, EventRecorder: record.NewFakeRecorder(10), Clock: clk, Metrics: readiness}
 	_, err = recovered.Reconcile(context.Background(), ctrlRequest(ns, "prod"))
 	g.Expect(err).NotTo(HaveOccurred())
 	gate = getGate(g, ns, "prod")

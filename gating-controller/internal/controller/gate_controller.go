@@ -9,7 +9,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
@@ -55,7 +55,7 @@ type GateReconciler struct {
 	Clock clock.PassiveClock
 	// Metrics records the gotk_reconcile_condition gauges (Ready, Reconciling, Stalled) Flux's
 	// dashboards read; nil records none.
-	Metrics *runtimectrl.Metrics
+	Metrics *conditiongauge.Gauges
 	// apiReader reads the keepers' calendar ConfigMaps and sources (SetupWithManager sets it).
 	apiReader client.Reader
 	// Artifacts downloads the artifacts of calendars read from sources (NewCalendarFetcher);

@@ -9,7 +9,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
@@ -48,7 +48,7 @@ type GateNotificationReconciler struct {
 	EventRecorder kuberecorder.EventRecorder
 	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
 	Shards  *sharding.Shards
-	Metrics *runtimectrl.Metrics
+	Metrics *conditiongauge.Gauges
 	// Sender delivers; its AddressPolicy is --notification-allowed-cidrs and --service-cidr.
 	Sender *notify.Sender
 	// DashboardURL is the base URL of `kubectl gate ui` as deployed (--dashboard-url); empty,

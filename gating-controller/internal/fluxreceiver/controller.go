@@ -11,7 +11,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
@@ -39,7 +39,7 @@ type ReceiverReconciler struct {
 	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
 	Shards *sharding.Shards
 	// Metrics records the readiness gauges; nil records none.
-	Metrics *runtimectrl.Metrics
+	Metrics *conditiongauge.Gauges
 	// AllowCrossNamespaceRefs lets spec.resources name objects of other namespaces
 	// (--webhook-receiver-allow-cross-namespace-refs); without it such a Receiver stalls.
 	AllowCrossNamespaceRefs bool

@@ -8,7 +8,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/owner"
 	"github.com/sluice-gitops/sluice/shared/sharding"
@@ -57,7 +57,7 @@ type ManifestGenerationReconciler struct {
 	// RequeueDependency is how soon a generation whose source has no artifact is retried.
 	RequeueDependency time.Duration
 	ApplyConcurrency  int
-	Metrics           *runtimectrl.Metrics
+	Metrics           *conditiongauge.Gauges
 	// Scanner lists the tags of the image repositories of automated workloads; nil turns the
 	// automation off.
 	Scanner *imagescan.Scanner

@@ -8,7 +8,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
@@ -35,7 +35,7 @@ type ManifestUpdateReconciler struct {
 	EventRecorder kuberecorder.EventRecorder
 	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
 	Shards  *sharding.Shards
-	Metrics *runtimectrl.Metrics
+	Metrics *conditiongauge.Gauges
 	// Updater clones, changes, verifies, commits and pushes (required).
 	Updater *update.Updater
 	// DefaultTimeout of commands when the ManifestGeneration has no spec.timeout (--sync-timeout).

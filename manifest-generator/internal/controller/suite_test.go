@@ -18,9 +18,7 @@ import (
 	"testing"
 	"time"
 
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -33,10 +31,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
@@ -125,7 +125,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 	if err != nil {
 		return err
 	}
-	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), generatorv1.Finalizer)
+	readiness := conditiongauge.New(mgr.GetScheme(), generatorv1.Finalizer).MustRegister(ctrlmetrics.Registry)
 	// Commands find kustomize and helm in bin/ (make tools), sh in /bin.
 	builder, err := build.New(build.Options{StoragePath: storage, CacheSize: 16, Runner: runnerClient, Limits: testLimits,
 		Path: filepath.Join(env.Root, "bin") + ":/usr/local/bin:/usr/bin:/bin"})
@@ -138,7 +138,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Builder: builder,
 		Clients: &impersonation.Clients{Config: &applyConfig, Scheme: scheme, Mapper: mgr.GetRESTMapper(),
 			DefaultServiceAccount: "tenant", ControllerNamespace: "sluice-system"},
-		RequeueDependency: time.Second, ApplyConcurrency: apply.DefaultConcurrency, Metrics: &readiness,
+		RequeueDependency: time.Second, ApplyConcurrency: apply.DefaultConcurrency, Metrics: readiness,
 		// Tag lists are kept a second: the automation tests push tags and expect them seen. Their
 		// registries are on loopback, which the automation reaches only when allowed
 		// (--external-service-allowed-cidrs=127.0.0.0/8).
@@ -149,7 +149,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 		return err
 	}
 	updates := &ManifestUpdateReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness, RequeueDependency: time.Second,
+		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: readiness, RequeueDependency: time.Second,
 		Updater: &update.Updater{Secrets: mgr.GetClient(), Scheme: clientgoscheme.Scheme,
 			Path: filepath.Join(env.Root, "bin") + ":/usr/local/bin:/usr/bin:/bin", Runner: runnerClient, Limits: testLimits},
 	}

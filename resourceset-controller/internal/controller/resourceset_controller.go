@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kuberecorder "k8s.io/client-go/tools/record"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	sharedinventory "github.com/sluice-gitops/sluice/shared/inventory"
 	"github.com/sluice-gitops/sluice/shared/owner"
@@ -54,7 +54,7 @@ type ResourceSetReconciler struct {
 	// Dependencies caches compiled readyExpr programs.
 	Dependencies *dependency.Cache
 	// Metrics records the gotk_reconcile_condition gauges; nil records none.
-	Metrics *runtimectrl.Metrics
+	Metrics *conditiongauge.Gauges
 	// ApplyConcurrency is the number of objects dry-run and applied at once.
 	ApplyConcurrency int
 	// InventoryLimit is the size of an inventory kept in the status (shared/inventory); 0 is

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/secrets"
@@ -43,7 +43,7 @@ type ResourceSetInputProviderReconciler struct {
 	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
 	Shards *sharding.Shards
 	// Metrics records the gotk_reconcile_condition gauges; nil records none.
-	Metrics *runtimectrl.Metrics
+	Metrics *conditiongauge.Gauges
 	// Addresses are those an ExternalService may connect to (--service-cidr,
 	// --external-service-allowed-cidrs); nil is the default policy: no loopback, link-local or
 	// unspecified address.

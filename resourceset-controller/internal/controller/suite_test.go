@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -26,10 +24,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
@@ -100,7 +100,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	if err != nil {
 		return err
 	}
-	readiness := runtimectrl.NewMetrics(mgr, metrics.MustMakeRecorder(), rsv1.Finalizer)
+	readiness := conditiongauge.New(mgr.GetScheme(), rsv1.Finalizer).MustRegister(ctrlmetrics.Registry)
 	// The account clients count their API requests (the benchmarks report them) and have the
 	// controller's default rate limits (--kube-api-qps, --kube-api-burst).
 	applyConfig := rest.CopyConfig(mgr.GetConfig())
@@ -113,13 +113,13 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clients: clients,
 		// Far longer than any test waits: dependencies are released by watches, not by the poll.
 		ControllerName: ControllerName, RequeueDependency: 10 * time.Minute, Dependencies: dependency.NewCache(),
-		Metrics: &readiness, ApplyConcurrency: apply.DefaultConcurrency,
+		Metrics: readiness, ApplyConcurrency: apply.DefaultConcurrency,
 	}
 	if err := rset.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
 	provider := &ResourceSetInputProviderReconciler{
-		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: &readiness,
+		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: readiness,
 		Addresses: testAddresses, Clients: clients,
 	}
 	if err := provider.SetupWithManager(ctx, mgr, opts); err != nil {

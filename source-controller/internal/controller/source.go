@@ -8,7 +8,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kuberecorder "k8s.io/client-go/tools/record"
@@ -16,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
@@ -48,7 +48,7 @@ type SourceReconciler struct {
 	// ControllerName is the field owner of status patches.
 	ControllerName string
 	// Metrics records the gotk_reconcile_condition gauges Flux's dashboards read; nil records none.
-	Metrics *runtimectrl.Metrics
+	Metrics *conditiongauge.Gauges
 	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
 	Shards *sharding.Shards
 }
