@@ -94,7 +94,7 @@ func main() {
 		Artifacts: calendarArtifacts}
 	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")
 	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Clock: clock.RealClock{},
-		Artifacts: calendarArtifacts}
+		Metrics: readiness, Artifacts: calendarArtifacts}
 	bootstrap.Exit(keeperReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GateKeeper controller")
 	allowedRanges, err := notify.ParseCIDRs(notificationAllowedCIDRs)
 	bootstrap.Exit(err, "parsing --"+notify.AllowedCIDRsFlag)

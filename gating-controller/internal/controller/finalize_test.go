@@ -189,3 +189,21 @@ func TestGateKeeperInvalidScheduleStalls(t *testing.T) {
 	g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
 	g.Expect(got.Generation).To(Equal(int64(2)))
 }
+
+// A GateKeeper's finish records its gotk_reconcile_condition gauges, as every other kind's.
+func TestGateKeeperRecordsConditionGauges(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	createKeeper(t, ns, "freeze", gatingv1.GateKeeperSpec{Gate: "production", CronJob: &gatingv1.CronJob{Closed: []string{"* * 20-30 11 *"}}})
+	g.Eventually(func(g Gomega) int64 { return getKeeper(g, ns, "freeze").Status.ObservedGeneration }, timeout).Should(Equal(int64(1)))
+
+	reg := prometheus.NewRegistry()
+	keeper := &GateKeeperReconciler{Client: gateReconciler.Client, EventRecorder: record.NewFakeRecorder(10), Clock: clk,
+		Metrics: conditiongauge.New(k8s.Scheme()).MustRegister(reg)}
+	_, err := keeper.Reconcile(context.Background(), ctrlRequest(ns, "freeze"))
+	g.Expect(err).NotTo(HaveOccurred())
+	ready := conditions.Get(getKeeper(g, ns, "freeze"), meta.ReadyCondition)
+	g.Expect(ready).NotTo(BeNil())
+	g.Expect(conditionGauge(g, reg, "GateKeeper", ns, "freeze", meta.ReadyCondition)).To(Equal(string(ready.Status)))
+	g.Expect(conditionGauge(g, reg, "GateKeeper", ns, "freeze", meta.StalledCondition)).To(Equal("Unknown"))
+}

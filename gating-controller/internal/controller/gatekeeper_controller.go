@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
@@ -38,6 +39,9 @@ type GateKeeperReconciler struct {
 	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
 	Shards *sharding.Shards
 	Clock  clock.PassiveClock
+	// Metrics records the gotk_reconcile_condition gauges (Ready, Reconciling, Stalled) Flux's
+	// dashboards read; nil records none.
+	Metrics *conditiongauge.Gauges
 	// Artifacts downloads the artifacts of calendars read from sources (NewCalendarFetcher);
 	// nil uses one of its own.
 	Artifacts *artifact.Fetcher
@@ -52,7 +56,7 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err := r.Get(ctx, req.NamespacedName, gk); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	rec := status.Finisher{Client: r.Client, FieldOwner: ControllerName}.Begin(ctx, gk, status.Fields{
+	rec := status.Finisher{Client: r.Client, Metrics: r.Metrics, FieldOwner: ControllerName}.Begin(ctx, gk, status.Fields{
 		ObservedGeneration: &gk.Status.ObservedGeneration, LastHandledReconcileAt: &gk.Status.LastHandledReconcileAt,
 	})
 	defer rec.Finish(&retErr)
