@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 )
@@ -58,11 +59,11 @@ var suspendPolicyProbes = []struct {
 	gvk  schema.GroupVersionKind
 	spec map[string]any
 }{
-	{schema.GroupVersionKind{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Kind: "Kustomization"}, map[string]any{
+	{fluxapi.Kustomization, map[string]any{
 		"interval": "10m", "prune": false, "sourceRef": map[string]any{"kind": "GitRepository", "name": SuspendPolicyProbe}}},
-	{schema.GroupVersionKind{Group: "helm.toolkit.fluxcd.io", Version: "v2", Kind: "HelmRelease"}, map[string]any{
+	{fluxapi.HelmRelease, map[string]any{
 		"interval": "10m", "chartRef": map[string]any{"kind": "OCIRepository", "name": SuspendPolicyProbe}}},
-	{schema.GroupVersionKind{Group: "image.toolkit.fluxcd.io", Version: "v1", Kind: "ImageUpdateAutomation"}, map[string]any{
+	{fluxapi.ImageUpdateAutomation, map[string]any{
 		"interval": "10m", "sourceRef": map[string]any{"kind": "GitRepository", "name": SuspendPolicyProbe}}},
 }
 

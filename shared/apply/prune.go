@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 )
 
 // FluxApplierWait is how long garbage collection waits for deleted appliers to be finalized
@@ -20,10 +22,10 @@ const FluxApplierWait = time.Minute
 // appliers are the kinds that delete what they applied when they are deleted (a finalizer,
 // often as their own service account): garbage collection lets them finish first.
 var appliers = map[schema.GroupKind]bool{
-	{Group: "kustomize.toolkit.fluxcd.io", Kind: "Kustomization"}:      true,
-	{Group: "helm.toolkit.fluxcd.io", Kind: "HelmRelease"}:             true,
-	{Group: "generator.toolkit.fluxcd.io", Kind: "ManifestGeneration"}: true,
-	{Group: "fluxcd.controlplane.io", Kind: "ResourceSet"}:             true,
+	fluxapi.Kustomization.GroupKind():      true,
+	fluxapi.HelmRelease.GroupKind():        true,
+	fluxapi.ManifestGeneration.GroupKind(): true,
+	fluxapi.ResourceSet.GroupKind():        true,
 }
 
 // prune deletes stale objects in stages: Flux objects first, then, once the appliers among

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
@@ -26,18 +27,15 @@ type gatedKind struct {
 }
 
 var gatedKinds = []gatedKind{
-	{kind: "GitRepository", gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}},
-	{kind: "HelmRepository", gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmrepositories"}},
-	{kind: "HelmChart", gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}},
-	{kind: "OCIRepository", gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}},
-	{kind: "Bucket", gvr: schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "buckets"}},
-	{kind: "ResourceSet", gvr: schema.GroupVersionResource{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesets"}},
-	{kind: "ResourceSetInputProvider", gvr: schema.GroupVersionResource{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesetinputproviders"}},
-	{kind: "ManifestGeneration", gvr: schema.GroupVersionResource{Group: "generator.toolkit.fluxcd.io", Version: "v1alpha1", Resource: "manifestgenerations"}},
-	{kind: "ManifestUpdate", gvr: schema.GroupVersionResource{Group: "generator.toolkit.fluxcd.io", Version: "v1alpha1", Resource: "manifestupdates"}},
-	{kind: "Kustomization", gvr: schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}, annotated: true},
-	{kind: "HelmRelease", gvr: schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}, annotated: true},
-	{kind: "ImageUpdateAutomation", gvr: schema.GroupVersionResource{Group: "image.toolkit.fluxcd.io", Version: "v1", Resource: "imageupdateautomations"}, annotated: true},
+	gated(fluxapi.GitRepository, false), gated(fluxapi.HelmRepository, false), gated(fluxapi.HelmChart, false),
+	gated(fluxapi.OCIRepository, false), gated(fluxapi.Bucket, false),
+	gated(fluxapi.ResourceSet, false), gated(fluxapi.ResourceSetInputProvider, false),
+	gated(fluxapi.ManifestGeneration, false), gated(fluxapi.ManifestUpdate, false),
+	gated(fluxapi.Kustomization, true), gated(fluxapi.HelmRelease, true), gated(fluxapi.ImageUpdateAutomation, true),
+}
+
+func gated(gvk schema.GroupVersionKind, annotated bool) gatedKind {
+	return gatedKind{kind: gvk.Kind, gvr: fluxapi.Resource(gvk), annotated: annotated}
 }
 
 // waitingObject is an object that waits on a gate, with what its controller reports of its gates

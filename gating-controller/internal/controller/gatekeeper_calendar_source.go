@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/calendar"
@@ -29,14 +30,15 @@ const (
 	// CalendarStaleReason is the Warning event of a keeper that keeps the calendar of an earlier
 	// artifact of its source, as the current one cannot be downloaded.
 	CalendarStaleReason = "CalendarStale"
-	// sourceGroupVersion is the version of the source API the controller reads, whatever
-	// spec.calendar.sourceRef.apiVersion says: the fields it reads (status.artifact) are the same
-	// in every version.
-	sourceGroupVersion = "source.toolkit.fluxcd.io/v1"
 	// calendarDownloadRetry is how soon a keeper and its gate look again after a failed
 	// download of their calendar's artifact, which no watch reports the end of.
 	calendarDownloadRetry = 30 * time.Second
 )
+
+// sourceGroupVersion is the version of the source API the controller reads, whatever
+// spec.calendar.sourceRef.apiVersion says: the fields it reads (status.artifact) are the same in
+// every version.
+var sourceGroupVersion = fluxapi.SourceV1.String()
 
 // NewCalendarFetcher is the artifact client of the keepers: bounded waits, so that an artifact
 // server that does not answer holds a reconcile for minutes at most, never forever.

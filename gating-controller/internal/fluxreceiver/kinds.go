@@ -6,31 +6,31 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
+
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 )
 
 // defaultAPIVersions are the API versions of the kinds spec.resources[].kind accepts, taken when
 // an entry names no apiVersion. Flux has defaults for its source kinds and ImageRepository only
 // (the others need an apiVersion there); here every kind has one.
-var defaultAPIVersions = map[string]string{
-	"Bucket":                   "source.toolkit.fluxcd.io/v1",
-	"GitRepository":            "source.toolkit.fluxcd.io/v1",
-	"HelmChart":                "source.toolkit.fluxcd.io/v1",
-	"HelmRepository":           "source.toolkit.fluxcd.io/v1",
-	"OCIRepository":            "source.toolkit.fluxcd.io/v1",
-	"ExternalArtifact":         "source.toolkit.fluxcd.io/v1",
-	"ArtifactGenerator":        "source.extensions.fluxcd.io/v1beta1",
-	"Kustomization":            "kustomize.toolkit.fluxcd.io/v1",
-	"HelmRelease":              "helm.toolkit.fluxcd.io/v2",
-	"ImageRepository":          "image.toolkit.fluxcd.io/v1",
-	"ImagePolicy":              "image.toolkit.fluxcd.io/v1",
-	"ImageUpdateAutomation":    "image.toolkit.fluxcd.io/v1",
-	"ManifestGeneration":       "generator.toolkit.fluxcd.io/v1alpha1",
-	"ResourceSet":              "fluxcd.controlplane.io/v1",
-	"ResourceSetInputProvider": "fluxcd.controlplane.io/v1",
+var defaultAPIVersions = apiVersions(
+	fluxapi.Bucket, fluxapi.GitRepository, fluxapi.HelmChart, fluxapi.HelmRepository, fluxapi.OCIRepository,
+	fluxapi.ExternalArtifact, fluxapi.ArtifactGenerator, fluxapi.Kustomization, fluxapi.HelmRelease,
+	fluxapi.ImageRepository, fluxapi.ImagePolicy, fluxapi.ImageUpdateAutomation, fluxapi.ManifestGeneration,
+	fluxapi.ResourceSet, fluxapi.ResourceSetInputProvider,
+)
+
+// apiVersions maps each kind to its apiVersion.
+func apiVersions(kinds ...schema.GroupVersionKind) map[string]string {
+	m := make(map[string]string, len(kinds))
+	for _, k := range kinds {
+		m[k.Kind] = k.GroupVersion().String()
+	}
+	return m
 }
 
 // gitRepository is the kind whose objects are routed by the pushed repository and reference.
-var gitRepository = schema.GroupKind{Group: "source.toolkit.fluxcd.io", Kind: "GitRepository"}
+var gitRepository = fluxapi.GitRepository.GroupKind()
 
 // gvkOf is the group, version and kind of an entry of spec.resources: its apiVersion, or the
 // kind's default. The group must be the kind's own: the controller may patch those kinds only.

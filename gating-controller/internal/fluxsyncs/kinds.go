@@ -1,6 +1,10 @@
 package fluxsyncs
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
+)
 
 // Kind is one of Flux's kinds that can be held behind gates.
 type Kind struct {
@@ -16,12 +20,9 @@ type Kind struct {
 
 // Kinds are the kinds the gating-controller holds, at the API versions Flux serves as storage.
 var Kinds = []Kind{
-	{GVK: schema.GroupVersionKind{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Kind: "Kustomization"},
-		CRD: "kustomizations.kustomize.toolkit.fluxcd.io", SourceRef: true},
-	{GVK: schema.GroupVersionKind{Group: "helm.toolkit.fluxcd.io", Version: "v2", Kind: "HelmRelease"},
-		CRD: "helmreleases.helm.toolkit.fluxcd.io"},
-	{GVK: schema.GroupVersionKind{Group: "image.toolkit.fluxcd.io", Version: "v1", Kind: "ImageUpdateAutomation"},
-		CRD: "imageupdateautomations.image.toolkit.fluxcd.io"},
+	{GVK: fluxapi.Kustomization, CRD: fluxapi.CRDName(fluxapi.Kustomization), SourceRef: true},
+	{GVK: fluxapi.HelmRelease, CRD: fluxapi.CRDName(fluxapi.HelmRelease)},
+	{GVK: fluxapi.ImageUpdateAutomation, CRD: fluxapi.CRDName(fluxapi.ImageUpdateAutomation)},
 }
 
 // name is the controller's name for the kind, unique in the manager.

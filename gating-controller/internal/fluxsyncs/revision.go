@@ -6,11 +6,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 )
 
 // sourceAPIVersion is the API version of the sources a Kustomization applies (Flux's, or
 // Sluice's source-controller serving the same API).
-const sourceAPIVersion = "source.toolkit.fluxcd.io/v1"
+var sourceAPIVersion = fluxapi.SourceV1.String()
 
 // waitingRevision is the revision of the object's source that it has not applied: the one its
 // gates keep back. It is "" for kinds that cannot tell, and when the source has nothing newer or

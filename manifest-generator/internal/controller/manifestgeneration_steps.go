@@ -10,12 +10,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 )
 
 // sourceGroupVersion is the API of the sources the generation reads (source-controller's).
-const sourceGroupVersion = "source.toolkit.fluxcd.io/v1"
+var sourceGroupVersion = fluxapi.SourceV1.String()
 
 // newSource is an empty object of the source kind, read through the CRD contract (the
 // manifest-generator does not import the source-controller).

@@ -10,17 +10,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
+
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 )
 
 // externalArtifactGVK is Flux's ExternalArtifact (source.toolkit.fluxcd.io/v1, RFC-0012): an
 // artifact that a third-party controller produced, such as Flux's ArtifactGenerator.
-var externalArtifactGVK = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "ExternalArtifact"}
+var externalArtifactGVK = fluxapi.ExternalArtifact
 
 // AllNamespaces is the spec.selectors[].namespace that selects in every namespace.
 const allNamespaces = "*"
