@@ -2,17 +2,14 @@ package controller
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -223,9 +220,15 @@ func (r *ResourceSetInputProviderReconciler) fetchInputs(ctx context.Context, ob
 	case rsv1.InputProviderStatic:
 		return inputs.Static(defaults), nil
 	case rsv1.InputProviderOCIArtifactTag:
-		list, err = r.ociArtifactTags(ctx, obj)
+		var creds inputs.Credentials
+		if creds, err = r.credentials(ctx, obj); err == nil {
+			list, err = inputs.FetchOCIArtifactTags(ctx, obj, creds)
+		}
 	case rsv1.InputProviderExternalService:
-		list, err = r.externalService(ctx, obj)
+		var creds inputs.Credentials
+		if creds, err = r.credentials(ctx, obj); err == nil {
+			list, err = inputs.FetchExternalService(ctx, obj, creds, r.Addresses)
+		}
 	case rsv1.InputProviderExternalArtifact:
 		list, err = r.externalArtifacts(ctx, obj)
 	default:
@@ -249,84 +252,28 @@ func (r *ResourceSetInputProviderReconciler) fetchInputs(ctx context.Context, ob
 	return list, nil
 }
 
-// ociArtifactTags lists the tags of spec.url with the credentials of spec.secretRef (a
-// docker-config Secret) and the TLS settings of spec.certSecretRef.
-func (r *ResourceSetInputProviderReconciler) ociArtifactTags(ctx context.Context, obj *rsv1.ResourceSetInputProvider) ([]map[string]any, error) {
-	var opts []remote.Option
+// credentials reads the Secrets the provider names, each once per reconcile: spec.secretRef's
+// data, and the TLS settings and CA of spec.certSecretRef.
+func (r *ResourceSetInputProviderReconciler) credentials(ctx context.Context, obj *rsv1.ResourceSetInputProvider) (inputs.Credentials, error) {
+	var c inputs.Credentials
 	if ref := obj.Spec.SecretRef; ref != nil {
 		data, err := r.secretData(ctx, obj.Namespace, ref.Name)
 		if err != nil {
-			return nil, err
+			return c, err
 		}
-		auth, err := secrets.RegistryAuth(data, strings.TrimPrefix(obj.Spec.URL, inputs.OCIPrefix))
-		if err != nil {
-			return nil, fmt.Errorf("secret '%s/%s': %w", obj.Namespace, ref.Name, err)
-		}
-		opts = append(opts, remote.WithAuth(auth))
+		c.Secret = data
 	}
-	if obj.Spec.CertSecretRef != nil {
-		tlsConfig, err := r.tlsConfig(ctx, obj)
-		if err != nil {
-			return nil, err
-		}
-		// For a registry, plain HTTP is decided by the reference (spec.insecure becomes
-		// name.Insecure in inputs.OCIArtifactTags), so the transport does not refuse it here.
-		opts = append(opts, remote.WithTransport(inputs.HTTPClient(tlsConfig, true, 0, nil).Transport))
-	}
-	f := inputs.Filter{Limit: obj.GetLimit()}
-	if obj.Spec.Filter != nil {
-		f.SemVer, f.IncludeTag, f.ExcludeTag = obj.Spec.Filter.SemVer, obj.Spec.Filter.IncludeTag, obj.Spec.Filter.ExcludeTag
-	}
-	return inputs.OCIArtifactTags(ctx, obj.Spec.URL, f, obj.Spec.Insecure, opts...)
-}
-
-// externalService GETs spec.url with the token or basic credentials of spec.secretRef and the CA
-// of spec.certSecretRef (http:// only with spec.insecure), from the addresses r.Addresses allows,
-// and keeps the first spec.filter.limit inputs of the answer when a filter is given.
-func (r *ResourceSetInputProviderReconciler) externalService(ctx context.Context, obj *rsv1.ResourceSetInputProvider) ([]map[string]any, error) {
-	var auth inputs.Auth
-	if ref := obj.Spec.SecretRef; ref != nil {
+	if ref := obj.Spec.CertSecretRef; ref != nil {
 		data, err := r.secretData(ctx, obj.Namespace, ref.Name)
 		if err != nil {
-			return nil, err
+			return c, err
 		}
-		auth = inputs.Auth{Token: string(data["token"]), Username: string(data["username"]), Password: string(data["password"])}
-		if auth.Token == "" && auth.Username == "" {
-			return nil, fmt.Errorf("secret '%s/%s' has neither 'token' nor 'username' and 'password'", obj.Namespace, ref.Name)
+		if c.TLS, err = secrets.TLSConfig(ctx, obj.Namespace, ref.Name, data); err != nil {
+			return c, err
 		}
+		c.CA = data["ca.crt"]
 	}
-	var tlsConfig *tls.Config
-	if obj.Spec.CertSecretRef != nil {
-		var err error
-		if tlsConfig, err = r.tlsConfig(ctx, obj); err != nil {
-			return nil, err
-		}
-	}
-	addresses := r.Addresses
-	if addresses == nil {
-		addresses = &inputs.AddressPolicy{}
-	}
-	httpClient := inputs.HTTPClient(tlsConfig, obj.Spec.Insecure, 0, addresses)
-	list, err := inputs.ExternalService(ctx, obj.Spec.URL, httpClient, auth, inputs.DefaultMaxResponseBytes)
-	if err != nil {
-		return nil, err
-	}
-	// With a spec.filter, its limit keeps the first inputs of the answer; without one the whole
-	// answer is exported (it is bounded by its size).
-	if f := obj.Spec.Filter; f != nil && f.Limit > 0 && len(list) > f.Limit {
-		list = list[:f.Limit]
-	}
-	return list, nil
-}
-
-// tlsConfig is the TLS settings of spec.certSecretRef.
-func (r *ResourceSetInputProviderReconciler) tlsConfig(ctx context.Context, obj *rsv1.ResourceSetInputProvider) (*tls.Config, error) {
-	name := obj.Spec.CertSecretRef.Name
-	data, err := r.secretData(ctx, obj.Namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	return secrets.TLSConfig(ctx, obj.Namespace, name, data)
+	return c, nil
 }
 
 // secretData reads a Secret of the provider's namespace with the manager's client, which reads

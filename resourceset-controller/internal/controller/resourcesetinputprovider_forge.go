@@ -48,32 +48,17 @@ func (r *ResourceSetInputProviderReconciler) forgeInputs(ctx context.Context, ob
 // CA of spec.certSecretRef. cleanup removes what the credentials needed on disk.
 func (r *ResourceSetInputProviderReconciler) lister(ctx context.Context, obj *rsv1.ResourceSetInputProvider) (forge.Lister, func(), error) {
 	noop := func() {}
-	var data map[string][]byte
-	if ref := obj.Spec.SecretRef; ref != nil {
-		var err error
-		if data, err = r.secretData(ctx, obj.Namespace, ref.Name); err != nil {
-			return nil, noop, err
-		}
+	creds, err := r.credentials(ctx, obj)
+	if err != nil {
+		return nil, noop, err
 	}
-	var tlsConfig *tls.Config
-	var caData []byte
-	if ref := obj.Spec.CertSecretRef; ref != nil {
-		certData, err := r.secretData(ctx, obj.Namespace, ref.Name)
-		if err != nil {
-			return nil, noop, err
-		}
-		if tlsConfig, err = r.tlsConfig(ctx, obj); err != nil {
-			return nil, noop, err
-		}
-		caData = certData["ca.crt"]
-	}
+	data, tlsConfig, caData := creds.Secret, creds.TLS, creds.CA
 
 	if t := obj.Spec.Type; t == rsv1.InputProviderGitBranch || t == rsv1.InputProviderGitTag {
 		return r.gitRemote(obj, data, caData)
 	}
 	opts := forge.Options{URL: obj.Spec.URL, HTTPClient: r.forgeHTTPClient(tlsConfig)}
 	var l forge.Lister
-	var err error
 	switch {
 	case strings.HasPrefix(obj.Spec.Type, "Gitea"):
 		opts.Token = apiToken(data)
