@@ -100,7 +100,7 @@ func main() {
 	bootstrap.Exit(err, "parsing --"+notify.AllowedCIDRsFlag)
 	serviceRanges, err := notify.ParseCIDRs(serviceCIDRs)
 	bootstrap.Exit(err, "parsing --"+notify.ServiceCIDRFlag)
-	notifications := &controller.GateNotificationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Shards: opts.Shards,
+	notifications := &controller.GateNotificationReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards,
 		Metrics: readiness, DashboardURL: dashboardURL, RequeueDependency: opts.RequeueDependency,
 		Sender: &notify.Sender{Policy: &notify.AddressPolicy{Allowed: allowedRanges, ServiceCIDRs: serviceRanges}}}
 	bootstrap.Exit(notifications.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the GateNotification controller")

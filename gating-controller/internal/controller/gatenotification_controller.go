@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/sluice-gitops/sluice/shared/conditiongauge"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
@@ -43,8 +44,6 @@ const (
 // through Enqueue, which never blocks.
 type GateNotificationReconciler struct {
 	client.Client
-	// APIReader reads Secrets uncached.
-	APIReader     client.Reader
 	EventRecorder kuberecorder.EventRecorder
 	// Shards, with --sharding, say which objects this replica reconciles; nil: all of them.
 	Shards  *sharding.Shards
@@ -129,18 +128,18 @@ func (r *GateNotificationReconciler) target(ctx context.Context, gn *gatingv1.Ga
 		t.Timeout = gn.Spec.Timeout.Duration
 	}
 	if gn.Spec.SecretRef != nil {
-		secret := &corev1.Secret{}
 		key := client.ObjectKey{Namespace: gn.Namespace, Name: gn.Spec.SecretRef.Name}
-		if err := r.APIReader.Get(ctx, key, secret); err != nil {
+		data, err := secrets.Data(ctx, r.Client, key.Namespace, key.Name)
+		if err != nil {
 			if apierrors.IsNotFound(err) {
 				return t, SecretNotFoundReason, fmt.Errorf("Secret '%s' not found", key.Name)
 			}
 			return t, SecretNotFoundReason, fmt.Errorf("reading Secret '%s': %s", key.Name, apierrors.ReasonForError(err))
 		}
-		if a := secret.Data[gatingv1.NotificationAddressKey]; len(a) > 0 {
+		if a := data[gatingv1.NotificationAddressKey]; len(a) > 0 {
 			t.URL = string(a)
 		}
-		t.Token = secret.Data[gatingv1.NotificationTokenKey]
+		t.Token = data[gatingv1.NotificationTokenKey]
 		if t.URL == "" {
 			return t, InvalidSecretReason, fmt.Errorf("Secret '%s' has no '%s' key and spec.address is not set", key.Name, gatingv1.NotificationAddressKey)
 		}

@@ -37,7 +37,7 @@ const dashboardURL = "https://gates.example.com/ui/"
 // 127.0.0.1 only (the test's webhook servers), as --notification-allowed-cidrs=127.0.0.1/32
 // would allow, and retries quickly.
 func startNotifications(ctx context.Context, mgr ctrl.Manager, recorder kuberecorder.EventRecorder, opts controller.Options) error {
-	n := &GateNotificationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder,
+	n := &GateNotificationReconciler{Client: mgr.GetClient(), EventRecorder: recorder,
 		DashboardURL: dashboardURL, RequeueDependency: time.Second,
 		Sender: &notify.Sender{
 			Policy: &notify.AddressPolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
@@ -59,7 +60,9 @@ func TestMain(m *testing.M) {
 }
 
 func startManager(ctx context.Context, scheme *runtime.Scheme) error {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	// Secrets and ConfigMaps uncached, as bootstrap's manager reads them.
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Client: bootstrap.ClientOptions()})
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/conditiongauge"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
@@ -108,15 +109,15 @@ func (e *tokenNotFound) Error() string { return e.msg }
 // token reads the token of spec.secretRef; a missing Secret or token is a *tokenNotFound.
 func (r *ReceiverReconciler) token(ctx context.Context, obj *notificationv1.Receiver) (string, error) {
 	name := obj.Namespace + "/" + obj.Spec.SecretRef.Name
-	secret := &corev1.Secret{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: obj.Spec.SecretRef.Name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", &tokenNotFound{msg: fmt.Sprintf("Secret '%s' not found: create it with the webhook's secret token under '%s'",
-				name, notificationv1.TokenKey)}
-		}
-		return "", fmt.Errorf("reading Secret '%s': %w", name, err)
+	data, err := secrets.Data(ctx, r.Client, obj.Namespace, obj.Spec.SecretRef.Name)
+	if apierrors.IsNotFound(err) {
+		return "", &tokenNotFound{msg: fmt.Sprintf("Secret '%s' not found: create it with the webhook's secret token under '%s'",
+			name, notificationv1.TokenKey)}
 	}
-	token := secret.Data[notificationv1.TokenKey]
+	if err != nil {
+		return "", err
+	}
+	token := data[notificationv1.TokenKey]
 	if len(token) == 0 {
 		return "", &tokenNotFound{msg: fmt.Sprintf("Secret '%s' has no '%s' key: add the webhook's secret token under '%s'",
 			name, notificationv1.TokenKey, notificationv1.TokenKey)}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +17,8 @@ import (
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxreceiver/routing"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook"
+
+	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 const (
@@ -207,16 +208,13 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 // credentials must be the token's. It answers the request and returns false when they are not.
 func (h *handler) checkSecret(ctx context.Context, w http.ResponseWriter, req *request, secretKey types.NamespacedName) bool {
 	source := webhook.SourceOf(req.r.RemoteAddr)
-	secret := &corev1.Secret{}
-	if err := h.s.Client.Get(ctx, secretKey, secret); err != nil {
-		if !apierrors.IsNotFound(err) {
-			req.log.Error(err, "reading the Secret of spec.secretRef", "secret", secretKey.Name)
-			webhook.Reply(w, http.StatusInternalServerError, "could not read the receiver's Secret")
-			return false
-		}
-		secret.Data = nil
+	data, err := secrets.Data(ctx, h.s.Client, secretKey.Namespace, secretKey.Name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		req.log.Error(err, "reading the Secret of spec.secretRef", "secret", secretKey.Name)
+		webhook.Reply(w, http.StatusInternalServerError, "could not read the receiver's Secret")
+		return false
 	}
-	token := secret.Data[notificationv1.TokenKey]
+	token := data[notificationv1.TokenKey]
 	h.tokens.Store(secretKey, token)
 	if len(token) == 0 {
 		h.failures.Fail(source, req.now)

@@ -14,6 +14,8 @@ import (
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook"
+
+	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 // notFound is the one answer for an unknown gate, a gate without spec.receiver and a gate whose
@@ -113,8 +115,8 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	}
 
 	secretName := secretKey.Name
-	secret := &corev1.Secret{}
-	if err := h.s.Client.Get(ctx, secretKey, secret); err != nil {
+	data, err := secrets.Data(ctx, h.s.Client, secretKey.Namespace, secretKey.Name)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			h.tokens.Store(secretKey, nil)
 			h.failures.Fail(source, now)
@@ -126,7 +128,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 		webhook.Reply(w, http.StatusInternalServerError, "could not read the receiver's Secret")
 		return
 	}
-	token := secret.Data[gatingv1.ReceiverTokenKey]
+	token := data[gatingv1.ReceiverTokenKey]
 	h.tokens.Store(secretKey, token)
 	if len(token) == 0 {
 		h.failures.Fail(source, now)
