@@ -62,6 +62,16 @@ func TestKustomizationHeldByARevisionScopedGate(t *testing.T) {
 			gatingv1.OpenRevisionAnnotation: revision,
 		})
 		g.Expect(k8s.Patch(ctx, gate, patch)).To(Succeed())
+		// ana answers the request she sees: an approval the controller reads before the request
+		// would answer none.
+		g.Eventually(func(g Gomega) string {
+			gate := &gatingv1.Gate{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "release"}, gate)).To(Succeed())
+			if a := gate.Status.Approval; a != nil && a.Pending != nil {
+				return a.Pending.Revision
+			}
+			return ""
+		}, timeout).Should(Equal(revision))
 		g.Expect(k8s.Create(ctx, &gatingv1.GateApproval{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "release-"},
 			Spec: gatingv1.GateApprovalResponseSpec{Gate: "release", Decision: gatingv1.DecisionApprove,
