@@ -9,6 +9,8 @@
 //     go-containerregistry keychain (which key forms match which repository: Registries).
 //   - TLSConfig builds the TLS settings of a certSecretRef. Its rule, everywhere: `ca.crt` is
 //     added to the system's roots, it does not replace them.
+//   - Transport is an HTTP transport with those TLS settings, the one way a Secret becomes a
+//     transport.
 package secrets
 
 import (

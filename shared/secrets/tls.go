@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/http"
 
 	fluxsecrets "github.com/fluxcd/pkg/runtime/secrets"
 	corev1 "k8s.io/api/core/v1"
@@ -31,4 +32,17 @@ func TLSConfig(ctx context.Context, namespace, name string, data map[string][]by
 	}
 	cfg.MinVersion = tls.VersionTLS12
 	return cfg, nil
+}
+
+// Transport is an HTTP transport with the TLS settings of the certSecretRef namespace/name
+// (TLSConfig), and otherwise http.DefaultTransport's: the environment's proxy, its timeouts and
+// connection pool sizes.
+func Transport(ctx context.Context, namespace, name string, data map[string][]byte) (*http.Transport, error) {
+	cfg, err := TLSConfig(ctx, namespace, name, data)
+	if err != nil {
+		return nil, err
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = cfg
+	return t, nil
 }

@@ -57,3 +57,24 @@ func TestTLSConfigErrors(t *testing.T) {
 		NewWithT(t).Expect(err).To(MatchError(tc.msg))
 	}
 }
+
+// Transport reaches a server of the Secret's private CA, with the default transport's other
+// settings (the environment's proxy), and refuses a Secret without TLS material.
+func TestTransportFromSecret(t *testing.T) {
+	g := NewWithT(t)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	t.Cleanup(srv.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+
+	tr, err := secrets.Transport(t.Context(), "ns", "ca", map[string][]byte{"ca.crt": ca})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tr.Proxy).NotTo(BeNil(), "the environment's proxy, as http.DefaultTransport")
+	g.Expect(tr).NotTo(BeIdenticalTo(http.DefaultTransport), "a copy: the default transport is not changed")
+	resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
+	g.Expect(err).NotTo(HaveOccurred())
+	_ = resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
+
+	_, err = secrets.Transport(t.Context(), "ns", "empty", map[string][]byte{"token": []byte("x")})
+	g.Expect(err).To(MatchError(ContainSubstring("ns/empty")))
+}

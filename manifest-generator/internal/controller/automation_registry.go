@@ -98,12 +98,10 @@ func (r *ManifestGenerationReconciler) tlsTransport(ctx context.Context, namespa
 	if t, ok := r.transports.Load(key); ok {
 		return t.(http.RoundTripper), nil
 	}
-	cfg, err := secrets.TLSConfig(ctx, namespace, name, data)
+	t, err := secrets.Transport(ctx, namespace, name, data)
 	if err != nil {
 		return nil, err
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = cfg
 	actual, _ := r.transports.LoadOrStore(key, http.RoundTripper(t))
 	return actual.(http.RoundTripper), nil
 }

@@ -85,11 +85,9 @@ func (r *SourceReconciler) helmRepositoryAccess(ctx context.Context, repo *sourc
 		if err != nil {
 			return helmAccess{}, err
 		}
-		cfg, err := secrets.TLSConfig(ctx, repo.Namespace, ref.Name, data)
-		if err != nil {
+		if a.Transport, err = secrets.Transport(ctx, repo.Namespace, ref.Name, data); err != nil {
 			return helmAccess{}, err
 		}
-		a.Transport.TLSClientConfig = cfg
 	}
 	return a, nil
 }
@@ -104,7 +102,7 @@ func (r *SourceReconciler) secretTransport(ctx context.Context, namespace string
 		if err != nil {
 			return nil, err
 		}
-		if t.TLSClientConfig, err = secrets.TLSConfig(ctx, namespace, certRef.Name, data); err != nil {
+		if t, err = secrets.Transport(ctx, namespace, certRef.Name, data); err != nil {
 			return nil, err
 		}
 	}
