@@ -3,7 +3,7 @@
 // others), with the series and the semantics of fluxcd/pkg/runtime's controller.Metrics.
 //
 // fluxcd/pkg/runtime keeps a Prometheus GaugeVec: nine series of five label pairs for each
-// object, about 9 KiB, the largest part of a source-controller's live heap with thousands of
+// object, about 7 KiB, the largest part of a source-controller's live heap with thousands of
 // objects (source-controller/docs/storage.md, Memory). Gauges keeps each object's condition
 // statuses in a few bytes and makes the series only when they are scraped.
 package conditiongauge

@@ -79,15 +79,17 @@ func (r *SourceReconciler) helmRepositoryAccess(ctx context.Context, repo *sourc
 			return helmAccess{}, err
 		}
 	}
-	a.Transport = http.DefaultTransport.(*http.Transport).Clone()
-	if ref := repo.Spec.CertSecretRef; ref != nil {
-		data, err := r.secretData(ctx, repo.Namespace, ref.Name)
-		if err != nil {
-			return helmAccess{}, err
-		}
-		if a.Transport, err = secrets.Transport(ctx, repo.Namespace, ref.Name, data); err != nil {
-			return helmAccess{}, err
-		}
+	ref := repo.Spec.CertSecretRef
+	if ref == nil {
+		a.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		return a, nil
+	}
+	data, err := r.secretData(ctx, repo.Namespace, ref.Name)
+	if err != nil {
+		return helmAccess{}, err
+	}
+	if a.Transport, err = secrets.Transport(ctx, repo.Namespace, ref.Name, data); err != nil {
+		return helmAccess{}, err
 	}
 	return a, nil
 }
@@ -96,8 +98,10 @@ func (r *SourceReconciler) helmRepositoryAccess(ctx context.Context, repo *sourc
 // `tls.crt`, `tls.key`) and the proxy of the Secret proxyRef (`address`, `username`,
 // `password`); without them, the defaults and the environment's proxy.
 func (r *SourceReconciler) secretTransport(ctx context.Context, namespace string, certRef, proxyRef *meta.LocalObjectReference) (*http.Transport, error) {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	if certRef != nil {
+	var t *http.Transport
+	if certRef == nil {
+		t = http.DefaultTransport.(*http.Transport).Clone()
+	} else {
 		data, err := r.secretData(ctx, namespace, certRef.Name)
 		if err != nil {
 			return nil, err
