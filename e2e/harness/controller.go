@@ -331,9 +331,36 @@ func (c *Controller) Stop(timeout time.Duration) error {
 	case <-p.exited:
 		return p.err
 	case <-time.After(timeout):
-		_ = p.cmd.Process.Kill()
-		return fmt.Errorf("%s did not stop within %s of SIGTERM", c.Name, timeout)
+		// SIGQUIT has the Go runtime write every goroutine's stack to the log: what held the
+		// process up.
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+		}
+		return fmt.Errorf("%s did not stop within %s of SIGTERM; its goroutines in the project's code:\n%s", c.Name, timeout, projectGoroutines(c.LogPath))
 	}
+}
+
+// projectGoroutines returns the stacks, of the goroutine dump that ends the log at path, that
+// run the project's code: the reconciles or servers a stop waited for.
+func projectGoroutines(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	dump := string(data)
+	if i := strings.LastIndex(dump, "SIGQUIT: quit"); i >= 0 {
+		dump = dump[i:]
+	}
+	var kept []string
+	for _, g := range strings.Split(dump, "\n\n") {
+		if strings.HasPrefix(g, "goroutine ") && strings.Contains(g, "github.com/sluice-gitops/sluice/") {
+			kept = append(kept, g)
+		}
+	}
+	return strings.Join(kept, "\n\n")
 }
 
 // FreePorts returns n loopback ports free at the time of the call, never one it returned

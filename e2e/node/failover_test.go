@@ -52,7 +52,7 @@ spec:
 	consumer := startConsumer(ctx, t, cluster, failoverRepo)
 	time.Sleep(5 * time.Second)
 	if before := consumer.results(); len(before) < 20 || failures(before) > 0 {
-		t.Fatalf("with two replicas, before the failover: %d downloads, %d failed (%s)", len(before), failures(before), summarize(before))
+		t.Fatalf("with two replicas, before the failover: %d downloads, %d failed (%s)\n%s", len(before), failures(before), summarize(before), describeEndpoints(cluster))
 	}
 
 	deleted := time.Now()
@@ -129,8 +129,9 @@ func otherPod(pods []string, pod string) string {
 
 // download is one attempt of the consumer.
 type download struct {
-	at     time.Time // when it started
-	result string    // "200", another status, or the error
+	at     time.Time     // when it started
+	took   time.Duration // until it ended
+	result string        // "200", another status, or the error
 }
 
 // failoverRepo is the GitRepository of the failover tests.
@@ -201,7 +202,7 @@ func fetchArtifact(ctx context.Context, c client.Client, httpClient *http.Client
 func (c *consumer) record(started time.Time, result string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.done = append(c.done, download{started, result})
+	c.done = append(c.done, download{at: started, took: time.Since(started), result: result})
 }
 
 func (c *consumer) results() []download {
@@ -263,5 +264,38 @@ func summarize(ds []download) string {
 	for _, r := range order {
 		parts = append(parts, fmt.Sprintf("%dx %s", count[r], r))
 	}
+	// When each failure started and how long it took: a timeout points to a stale endpoint.
+	for _, d := range ds {
+		if d.result != "200" {
+			parts = append(parts, fmt.Sprintf("failed at %s after %v", d.at.Format("15:04:05.000"), d.took.Round(time.Millisecond)))
+		}
+	}
 	return strings.Join(parts, ", ")
 }
+
+// describeEndpoints prints the source-controller Service's endpoints and the pods of
+// sluice-system with their IPs and deletion times, to tell which pod a failed download reached.
+func describeEndpoints(cluster *Cluster) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var b strings.Builder
+	slices, err := cluster.Node.Client.DiscoveryV1().EndpointSlices("sluice-system").List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=source-controller"})
+	if err != nil {
+		return err.Error()
+	}
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			fmt.Fprintf(&b, "endpoint %v ready=%v serving=%v terminating=%v\n", e.Addresses, deref(e.Conditions.Ready), deref(e.Conditions.Serving), deref(e.Conditions.Terminating))
+		}
+	}
+	pods, err := cluster.Node.Client.CoreV1().Pods("sluice-system").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=source-controller"})
+	if err != nil {
+		return err.Error()
+	}
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "pod %s %s created %s deleted %v labels %v\n", p.Name, p.Status.PodIP, p.CreationTimestamp.Format("15:04:05"), p.DeletionTimestamp, p.Labels)
+	}
+	return b.String()
+}
+
+func deref(b *bool) bool { return b != nil && *b }

@@ -131,8 +131,9 @@ spec:
 `, ns, value)
 }
 
-// waitControllerPods waits until n pods of a controller, not terminating, are Ready, and
-// returns their names.
+// waitControllerPods waits until a controller has n pods, all Ready and none terminating, and
+// returns their names. A pod still terminating (as one a rollout replaced, which served without
+// a preStop sleep) may still be behind the Service for a moment after it stopped listening.
 func waitControllerPods(ctx context.Context, t *testing.T, cluster *Cluster, controller string, n int) []string {
 	t.Helper()
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
@@ -145,7 +146,7 @@ func waitControllerPods(ctx context.Context, t *testing.T, cluster *Cluster, con
 				}
 			}
 		}
-		if len(ready) == n {
+		if len(ready) == n && len(list.Items) == n {
 			return ready
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
@@ -184,7 +185,7 @@ spec:
 	consumer := startConsumer(ctx, t, cluster, failoverRepo)
 	time.Sleep(5 * time.Second)
 	if before := consumer.results(); len(before) < 20 || failures(before) > 0 {
-		t.Fatalf("before the failover: %d downloads, %d failed (%s)", len(before), failures(before), summarize(before))
+		t.Fatalf("before the failover: %d downloads, %d failed (%s)\n%s", len(before), failures(before), summarize(before), describeEndpoints(cluster))
 	}
 	deleted := time.Now()
 	kubectl(ctx, t, cluster, "-n", "sluice-system", "delete", "pod", leader, "--wait=false")
