@@ -5,6 +5,8 @@
 //   - Data reads a Secret. Controllers pass their manager's client: bootstrap.NewManager makes
 //     it read Secrets from the API server, not from a cache, so no controller holds every
 //     Secret of the cluster in memory and a replaced Secret is used at the next reconcile.
+//     Get and List are the same reads for callers that need the whole Secret (its type) or
+//     the API's own errors.
 //   - Registries are the registry credentials of docker-config Secrets, as a
 //     go-containerregistry keychain (which key forms match which repository: Registries).
 //   - TLSConfig builds the TLS settings of a certSecretRef. Its rule, everywhere: `ca.crt` is
@@ -26,14 +28,34 @@ import (
 // (apierrors.IsNotFound still tells it): it may be created after the object that refers to it,
 // so callers retry it like any other failure.
 func Data(ctx context.Context, reader client.Reader, namespace, name string) (map[string][]byte, error) {
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
+	secret, err := Get(ctx, reader, client.ObjectKey{Namespace: namespace, Name: name})
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, &notFoundError{namespace: namespace, name: name, err: err}
 		}
 		return nil, fmt.Errorf("reading Secret '%s/%s': %w", namespace, name, err)
 	}
 	return secret.Data, nil
+}
+
+// Get returns the Secret at key, with the API's error as it is, for callers that report a
+// missing or forbidden Secret in their own words.
+func Get(ctx context.Context, reader client.Reader, key client.ObjectKey) (*corev1.Secret, error) {
+	secret := &corev1.Secret{}
+	if err := reader.Get(ctx, key, secret); err != nil {
+		return nil, err
+	}
+	return secret, nil
+}
+
+// List returns the Secrets of namespace that match opts (a label selector), with the API's
+// error as it is.
+func List(ctx context.Context, reader client.Reader, namespace string, opts ...client.ListOption) ([]corev1.Secret, error) {
+	list := &corev1.SecretList{}
+	if err := reader.List(ctx, list, append([]client.ListOption{client.InNamespace(namespace)}, opts...)...); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }
 
 // notFoundError is a missing Secret, in the words users see, wrapping the API's NotFound.

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 // errChecksumFrom marks a checksumFrom annotation that does not parse: no retry can help.
@@ -170,8 +171,8 @@ func checksumData(ctx context.Context, cl client.Reader, rendered map[string]*un
 	}
 	key := client.ObjectKey{Namespace: ref.namespace, Name: ref.name}
 	if ref.kind == secretKind {
-		s := &corev1.Secret{}
-		if err := cl.Get(ctx, key, s); err != nil {
+		s, err := secrets.Get(ctx, cl, key)
+		if err != nil {
 			return nil, err
 		}
 		for k, v := range s.Data {

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 // errDataFrom marks a copyFrom or convertKubeConfigFrom that cannot work whatever the cluster
@@ -133,8 +134,8 @@ func copyData(ctx context.Context, cl client.Reader, o *unstructured.Unstructure
 	what := fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
 	data := map[string]any{}
 	if o.GetKind() == secretKind {
-		s := &corev1.Secret{}
-		if err := cl.Get(ctx, key, s); err != nil {
+		s, err := secrets.Get(ctx, cl, key)
+		if err != nil {
 			return unreadable(err, secretKind, key, what), ignoreUnreadable(err)
 		}
 		for k, v := range s.Data {
@@ -161,8 +162,8 @@ func copyData(ctx context.Context, cl client.Reader, o *unstructured.Unstructure
 // at key (dataKey, else `kubeconfig`, else `value`), keeping what the template sets.
 func convertKubeConfig(ctx context.Context, cl client.Reader, o *unstructured.Unstructured, key client.ObjectKey, dataKey string) (string, error) {
 	what := fmt.Sprintf("%s/%s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
-	s := &corev1.Secret{}
-	if err := cl.Get(ctx, key, s); err != nil {
+	s, err := secrets.Get(ctx, cl, key)
+	if err != nil {
 		return unreadable(err, secretKind, key, what), ignoreUnreadable(err)
 	}
 	raw, ok := s.Data[dataKey]

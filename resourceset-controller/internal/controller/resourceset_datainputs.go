@@ -14,6 +14,7 @@ import (
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 // The kinds of inputsFrom besides ResourceSetInputProvider.
@@ -103,8 +104,8 @@ func dataGroups(groups []inputs.Group) []inputs.Group {
 // readData reads the data of one ConfigMap or Secret.
 func readData(ctx context.Context, cl client.Reader, kind string, key client.ObjectKey) (map[string]any, error) {
 	if kind == secretKind {
-		s := &corev1.Secret{}
-		if err := cl.Get(ctx, key, s); err != nil {
+		s, err := secrets.Get(ctx, cl, key)
+		if err != nil {
 			return nil, err
 		}
 		return secretData(s), nil
@@ -120,12 +121,12 @@ func readData(ctx context.Context, cl client.Reader, kind string, key client.Obj
 func listData(ctx context.Context, cl client.Reader, kind, namespace string, match client.MatchingLabelsSelector) (map[string]map[string]any, error) {
 	out := map[string]map[string]any{}
 	if kind == secretKind {
-		list := &corev1.SecretList{}
-		if err := cl.List(ctx, list, client.InNamespace(namespace), match); err != nil {
+		list, err := secrets.List(ctx, cl, namespace, match)
+		if err != nil {
 			return nil, err
 		}
-		for i := range list.Items {
-			out[list.Items[i].Name] = secretData(&list.Items[i])
+		for i := range list {
+			out[list[i].Name] = secretData(&list[i])
 		}
 		return out, nil
 	}

@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 // URLKeysSecretKey is the key of the URL keys' Secret (--artifact-url-keys-secret-ref) that
@@ -26,8 +28,8 @@ const URLKeysSecretKey = "keys"
 // first line, restart the replicas, remove the old line once the old URLs are gone.
 func URLKeysFromSecret(ctx context.Context, reader client.Reader, writer client.Writer, namespace, name string) ([][]byte, error) {
 	read := func() ([][]byte, error) {
-		s := &corev1.Secret{}
-		if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
+		s, err := secrets.Get(ctx, reader, client.ObjectKey{Namespace: namespace, Name: name})
+		if err != nil {
 			return nil, err
 		}
 		keys, err := parseURLKeys(s.Data[URLKeysSecretKey])
