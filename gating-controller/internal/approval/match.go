@@ -1,6 +1,3 @@
-// Package approval decides whether the approvals of a gate satisfy its approval rules: each
-// approver counts once, toward at most one rule, and approvers are assigned to rules so that as
-// many rule minimums as possible are met (docs/gate.md, "Approvals").
 package approval
 
 // Rule is one approval rule: Minimum approvals from approvers for whom Fits is true.

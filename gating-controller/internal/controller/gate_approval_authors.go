@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -46,16 +45,4 @@ func revisionAuthors(ctx context.Context, reader client.Reader, namespace, revis
 	}
 	slices.Sort(authors)
 	return slices.Compact(authors), nil
-}
-
-// authoredBy: user is one of the authors, named by their e-mail address as clusters that
-// authenticate users by OIDC name them, alone or after a prefix ("oidc:ana@example.com").
-func authoredBy(user string, authors []string) bool {
-	u := strings.ToLower(user)
-	for _, a := range authors {
-		if u == a || strings.HasSuffix(u, ":"+a) {
-			return true
-		}
-	}
-	return false
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/approval"
 )
 
 const (
@@ -182,14 +183,14 @@ func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate
 	keeperState, _ := in.KeeperState(now)
 	for _, req := range requests {
 		if gate.Spec.Approval != nil && req.state == gatingv1.GateOpened {
-			ok, why := pendRequest(gate, req)
+			ok, why := approval.Pend(&gate.Status, pendingRequest(req))
 			if !ok {
 				warnings = append(warnings, why)
 			}
 			pending = pending || ok
 			continue
 		}
-		if gate.Spec.Approval != nil && withdrawPending(gate, req) {
+		if gate.Spec.Approval != nil && approval.Withdraw(gate.Status.Approval, req.at) {
 			pending = false
 		}
 		ok, why := applyRequest(gate, req, keeperState)
@@ -268,7 +269,7 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 // markReady sets Ready with the cause of the gate's state. A broken GateKeeper makes it False
 // (reason InvalidSchedule): the gate is evaluated, but not as its keepers were meant to keep it.
 func (r *GateReconciler) markReady(gate *gatingv1.Gate, in gateInputs, d gateDecision) {
-	msg := in.cause(d) + approvalNote(gate)
+	msg := in.cause(d) + approval.Note(gate.Spec.Approval, gate.Status.Approval)
 	if conditions.IsTrue(gate, KeeperFailedCondition) {
 		if !d.broken {
 			msg += "; a GateKeeper of the gate cannot be evaluated (see KeeperFailed)"
