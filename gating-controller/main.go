@@ -29,7 +29,7 @@ import (
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxreceiver"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxsyncs"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/notify"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/receiver"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/gatereceiver"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook"
 )
 
@@ -42,7 +42,7 @@ func main() {
 	pflag.StringVar(&receiverAddr, "receiver-addr", "",
 		"Address the webhook receiver that opens and closes gates listens on (e.g. :9292); empty, it is off.")
 	var receiverMaxDuration time.Duration
-	pflag.DurationVar(&receiverMaxDuration, "receiver-max-duration", receiver.DefaultMaxDuration,
+	pflag.DurationVar(&receiverMaxDuration, "receiver-max-duration", gatereceiver.DefaultMaxDuration,
 		"The longest a request made through the webhook receiver may last (its \"for\"); a longer one is refused with 400.")
 	var webhookReceiverAddr string
 	pflag.StringVar(&webhookReceiverAddr, "webhook-receiver-addr", "",
@@ -115,11 +115,11 @@ func main() {
 
 	if receiverAddr != "" {
 		// Requests are written in the controller's own name, the one the admission policy expects.
-		by, err := receiver.WhoAmI(context.Background(), mgr.GetConfig())
+		by, err := gatereceiver.WhoAmI(context.Background(), mgr.GetConfig())
 		bootstrap.Exit(err, "setting up the webhook receiver")
 		// APIServer: approvals are made with the caller's own token, on the controller's host and CA only.
-		srv := &receiver.Server{Addr: receiverAddr, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: by,
-			APIServer: mgr.GetConfig(), Limits: receiver.Limits{MaxDuration: receiverMaxDuration}, Claims: claims(mgr, "receiver")}
+		srv := &gatereceiver.Server{Addr: receiverAddr, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: by,
+			APIServer: mgr.GetConfig(), Limits: gatereceiver.Limits{MaxDuration: receiverMaxDuration}, Claims: claims(mgr, "receiver")}
 		bootstrap.Exit(mgr.Add(srv), "setting up the webhook receiver")
 	}
 

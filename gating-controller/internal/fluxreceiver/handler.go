@@ -17,8 +17,6 @@ import (
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxreceiver/routing"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook"
-
-	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 const (
@@ -35,26 +33,12 @@ const (
 
 // handler serves POST /hook/<digest>.
 type handler struct {
-	s        *Server
-	limits   Limits
-	seen     *webhook.SeenRequests
-	limiters *webhook.Limiters
-	failures *webhook.SourceFailures
-	tokens   *webhook.KnownTokens
+	s      *Server
+	checks *webhook.Checks
 }
 
 func newHandler(s *Server) http.Handler {
-	limits := s.Limits.withDefaults()
-	h := &handler{
-		s: s, limits: limits,
-		seen:     webhook.NewSeenRequests(limits.ReplayWindow, limits.MaxRemembered),
-		limiters: webhook.NewLimiters(limits.RateInterval, limits.Burst),
-		failures: webhook.NewSourceFailures(limits.FailureInterval, limits.FailureBurst, limits.MaxSources),
-		tokens:   webhook.NewKnownTokens(),
-	}
-	if s.Claims != nil {
-		h.seen.Share(s.Claims)
-	}
+	h := &handler{s: s, checks: webhook.NewChecks(webhook.Bounds(s.Limits.withDefaults()), s.Claims)}
 	mux := http.NewServeMux()
 	mux.HandleFunc(hookPattern, h.serveHook)
 	return mux
@@ -110,7 +94,7 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var ok bool
-	if req.body, ok = webhook.ReadBody(w, r, h.limits.MaxBody); !ok {
+	if req.body, ok = h.checks.ReadBody(w, r); !ok {
 		req.log.Info("request refused: the body could not be read or is too large")
 		return
 	}
@@ -123,12 +107,11 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 	}
 
 	secretKey := types.NamespacedName{Namespace: req.key.Namespace, Name: receiver.Spec.SecretRef.Name}
-	known, read := h.tokens.Get(secretKey)
-	caller := len(known) > 0 && receiver.GetWebhookPath(string(known)) == req.path &&
-		authenticate(receiver.Spec.Type, r.Header, req.body, known) == nil
+	caller, read := h.checks.KnownCaller(secretKey, func(token []byte) bool {
+		return receiver.GetWebhookPath(string(token)) == req.path && authenticate(receiver.Spec.Type, r.Header, req.body, token) == nil
+	})
 	if !caller {
-		if read && h.failures.Exhausted(webhook.SourceOf(r.RemoteAddr), req.now) {
-			webhook.TooManyFailures(w, h.limits.FailureInterval)
+		if read && h.checks.RefusedSource(w, r, req.now) {
 			req.log.Info("request refused: too many failed attempts from this address")
 			return
 		}
@@ -157,10 +140,10 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 	}
 	keys := replayKeys(receiver, deliveryID(receiver.Spec.Type, r.Header), p, req.body)
 	for i, k := range keys {
-		replay, full, err := h.seen.Seen(ctx, k, req.now)
+		replay, full, err := h.checks.Seen(ctx, k, req.now)
 		switch {
 		case err != nil:
-			forget(ctx, h.seen, keys[:i])
+			h.forget(ctx, keys[:i])
 			req.log.Error(err, "recording the delivery")
 			webhook.Reply(w, http.StatusServiceUnavailable, "could not record the delivery: send it again later")
 			return
@@ -169,22 +152,20 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 			webhook.Reply(w, http.StatusOK, "this delivery was already received")
 			return
 		case full:
-			forget(ctx, h.seen, keys[:i])
+			h.forget(ctx, keys[:i])
 			webhook.Reply(w, http.StatusTooManyRequests, "too many deliveries to remember: send it again later")
 			return
 		}
 	}
-	if !h.limiters.Allow(req.key, req.now) {
-		forget(ctx, h.seen, keys)
-		w.Header().Set("Retry-After", webhook.RetryAfter(h.limits.RateInterval))
-		webhook.Reply(w, http.StatusTooManyRequests, "too many requests for this receiver")
+	if !h.checks.AllowRate(w, req.key, req.now, "too many requests for this receiver") {
+		h.forget(ctx, keys)
 		req.log.Info("request refused: rate limit")
 		return
 	}
 	// A caller was authenticated with the token last read: the Secret is read again before
 	// anything is asked, so that a rotated token is refused at once.
 	if caller && !h.checkSecret(ctx, w, req, secretKey) {
-		forget(ctx, h.seen, keys)
+		h.forget(ctx, keys)
 		return
 	}
 
@@ -196,7 +177,7 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 	}, req.now)
 	h.report(req, p, out)
 	if len(out.errs) > 0 {
-		forget(ctx, h.seen, keys)
+		h.forget(ctx, keys)
 		webhook.Reply(w, http.StatusInternalServerError, "could not ask every object to reconcile; send the delivery again")
 		return
 	}
@@ -207,29 +188,26 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 // must be the one the token gives (a rotated token moves the Receiver to another path) and the
 // credentials must be the token's. It answers the request and returns false when they are not.
 func (h *handler) checkSecret(ctx context.Context, w http.ResponseWriter, req *request, secretKey types.NamespacedName) bool {
-	source := webhook.SourceOf(req.r.RemoteAddr)
-	data, err := secrets.Data(ctx, h.s.Client, secretKey.Namespace, secretKey.Name)
+	token, err := h.checks.Token(ctx, h.s.Client, secretKey, notificationv1.TokenKey)
 	if err != nil && !apierrors.IsNotFound(err) {
 		req.log.Error(err, "reading the Secret of spec.secretRef", "secret", secretKey.Name)
 		webhook.Reply(w, http.StatusInternalServerError, "could not read the receiver's Secret")
 		return false
 	}
-	token := data[notificationv1.TokenKey]
-	h.tokens.Store(secretKey, token)
 	if len(token) == 0 {
-		h.failures.Fail(source, req.now)
+		h.checks.Fail(req.r, req.now)
 		req.log.Info("request refused: the Secret of spec.secretRef or its token is missing", "secret", secretKey.Name)
 		webhook.Reply(w, http.StatusServiceUnavailable, "the receiver is not ready")
 		return false
 	}
 	if req.receiver.GetWebhookPath(string(token)) != req.path {
-		h.failures.Fail(source, req.now)
+		h.checks.Fail(req.r, req.now)
 		req.log.Info("request refused: the path is not the one of the receiver's current token")
 		webhook.Reply(w, http.StatusNotFound, notFound)
 		return false
 	}
 	if err := authenticate(req.receiver.Spec.Type, req.r.Header, req.body, token); err != nil {
-		h.failures.Fail(source, req.now)
+		h.checks.Fail(req.r, req.now)
 		if errors.Is(err, errUnauthenticated) {
 			req.log.Info("request refused: bad token or signature")
 			webhook.Reply(w, http.StatusUnauthorized, err.Error())
@@ -270,11 +248,9 @@ func replayKeys(r *notificationv1.Receiver, id string, p *routing.Push, body []b
 }
 
 // forget drops the claims of a delivery that was not handled: its sender may send it again.
-func forget(ctx context.Context, seen *webhook.SeenRequests, keys [][32]byte) {
-	for _, k := range keys {
-		if err := seen.Drop(ctx, k); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "forgetting a delivery that was not handled")
-		}
+func (h *handler) forget(ctx context.Context, keys [][32]byte) {
+	if err := h.checks.Forget(ctx, keys...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "forgetting a delivery that was not handled")
 	}
 }
 

@@ -17,26 +17,13 @@ import (
 // says otherwise: 1 MiB, enough for a push of many commits, far below what a flood would need.
 const DefaultMaxBodySize = 1 << 20
 
-// Limits bound what a caller can make the receiver do; zero values take the defaults.
-type Limits struct {
-	// MaxBody is the largest body read (default DefaultMaxBodySize); a larger one gets 413.
-	MaxBody int64
-	// RateInterval is how often a Receiver takes one more request once its Burst is spent
-	// (default one every 6s, 10 at once). Only authenticated requests that would ask objects to
-	// reconcile count.
-	RateInterval time.Duration
-	Burst        int
-	// FailureInterval and FailureBurst bound the failed authentications of one source address:
-	// FailureBurst at once (default 10), then one every FailureInterval (default 6s); MaxSources
-	// bounds the addresses remembered (default 10000).
-	FailureInterval time.Duration
-	FailureBurst    int
-	MaxSources      int
-	// ReplayWindow is how long an accepted delivery is remembered (default 10m), MaxRemembered
-	// how many at most (default 16384; when they are all in the window, new deliveries get 429).
-	ReplayWindow  time.Duration
-	MaxRemembered int
-}
+// Limits bound what a caller can make the receiver do (webhook.Bounds); zero values take the
+// defaults: a body of DefaultMaxBodySize, one request every 6s per Receiver and 10 at once
+// (only authenticated requests that would ask objects to reconcile count), one failed
+// authentication every 6s per source address and 10 at once, 10000 addresses remembered, and
+// deliveries remembered 10m, 16384 at most (when they are all in the window, new deliveries get
+// 429).
+type Limits webhook.Bounds
 
 func (l Limits) withDefaults() Limits {
 	defaults := Limits{MaxBody: DefaultMaxBodySize, RateInterval: 6 * time.Second, Burst: 10,

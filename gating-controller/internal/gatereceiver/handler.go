@@ -1,4 +1,4 @@
-package receiver
+package gatereceiver
 
 import (
 	"crypto/sha256"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,8 +13,6 @@ import (
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook"
-
-	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 // notFound is the one answer for an unknown gate, a gate without spec.receiver and a gate whose
@@ -24,12 +21,9 @@ const notFound = "no webhook receiver for this gate"
 
 // handler serves POST /gates/<namespace>/<name>/open|close, and approve|reject (respond.go).
 type handler struct {
-	s        *Server
-	limits   Limits
-	seen     *webhook.SeenRequests
-	limiters *webhook.Limiters
-	failures *webhook.SourceFailures
-	tokens   *webhook.KnownTokens
+	s      *Server
+	limits Limits
+	checks *webhook.Checks
 	// responses are the gates' budgets of approvals and rejections, apart from the requests', so
 	// that the holders of a gate's token and its approvers cannot keep each other out.
 	responses *webhook.Limiters
@@ -41,18 +35,10 @@ func newHandler(s *Server) http.Handler {
 	limits := s.Limits.withDefaults()
 	h := &handler{
 		s: s, limits: limits,
-		// Twice the window: a timestamp up to one window ahead stays acceptable that long.
-		seen:     webhook.NewSeenRequests(2*limits.Window, limits.MaxRemembered),
-		limiters: webhook.NewLimiters(limits.RateInterval, limits.Burst),
-		failures: webhook.NewSourceFailures(limits.FailureInterval, limits.FailureBurst, limits.MaxSources),
-		tokens:   webhook.NewKnownTokens(),
-
+		checks:    webhook.NewChecks(limits.bounds(), s.Claims),
 		responses: webhook.NewLimiters(limits.RateInterval, limits.Burst),
 		callers:   newKnownCallers(limits.MaxRemembered),
 		conn:      &callerConn{base: s.APIServer},
-	}
-	if s.Claims != nil {
-		h.seen.Share(s.Claims)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(requestPattern, h.serveRequest)
@@ -91,7 +77,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	raw, ok := webhook.ReadBody(w, r, h.limits.MaxBody)
+	raw, ok := h.checks.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -101,49 +87,40 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	// other request is checked only while its source has failed attempts left.
 	now := time.Now()
 	secretKey := types.NamespacedName{Namespace: key.Namespace, Name: gate.Spec.Receiver.SecretRef.Name}
-	source := webhook.SourceOf(r.RemoteAddr)
-	known, read := h.tokens.Get(secretKey)
-	caller := len(known) > 0 && authenticated(r, raw, known)
+	caller, read := h.checks.KnownCaller(secretKey, func(token []byte) bool { return authenticated(r, raw, token) })
 	switch {
-	case caller && !h.limiters.Allow(key, now):
-		h.tooManyForGate(w, log)
+	case caller && !h.checks.AllowRate(w, key, now, tooManyForGate):
+		log.Info("request refused: rate limit")
 		return
-	case !caller && read && h.failures.Exhausted(source, now):
-		webhook.TooManyFailures(w, h.limits.FailureInterval)
+	case !caller && read && h.checks.RefusedSource(w, r, now):
 		log.Info("request refused: too many failed attempts from this address")
 		return
 	}
 
 	secretName := secretKey.Name
-	data, err := secrets.Data(ctx, h.s.Client, secretKey.Namespace, secretKey.Name)
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			h.tokens.Store(secretKey, nil)
-			h.failures.Fail(source, now)
-			log.Info("request refused: the Secret of spec.receiver.secretRef does not exist", "secret", secretName)
-			webhook.Reply(w, http.StatusNotFound, notFound)
-			return
-		}
+	token, err := h.checks.Token(ctx, h.s.Client, secretKey, gatingv1.ReceiverTokenKey)
+	switch {
+	case apierrors.IsNotFound(err):
+		h.checks.Fail(r, now)
+		log.Info("request refused: the Secret of spec.receiver.secretRef does not exist", "secret", secretName)
+		webhook.Reply(w, http.StatusNotFound, notFound)
+		return
+	case err != nil:
 		log.Error(err, "reading the Secret of spec.receiver.secretRef", "secret", secretName)
 		webhook.Reply(w, http.StatusInternalServerError, "could not read the receiver's Secret")
 		return
-	}
-	token := data[gatingv1.ReceiverTokenKey]
-	h.tokens.Store(secretKey, token)
-	if len(token) == 0 {
-		h.failures.Fail(source, now)
+	case len(token) == 0:
+		h.checks.Fail(r, now)
 		log.Info("request refused: the Secret of spec.receiver.secretRef has no token", "secret", secretName)
 		webhook.Reply(w, http.StatusNotFound, notFound)
 		return
-	}
-	if !authenticated(r, raw, token) {
-		h.failures.Fail(source, now)
+	case !authenticated(r, raw, token):
+		h.checks.Fail(r, now)
 		log.Info("request refused: bad token or signature")
 		webhook.Reply(w, http.StatusUnauthorized, "bad token or signature")
 		return
-	}
-	if !caller && !h.limiters.Allow(key, now) {
-		h.tooManyForGate(w, log)
+	case !caller && !h.checks.AllowRate(w, key, now, tooManyForGate):
+		log.Info("request refused: rate limit")
 		return
 	}
 
@@ -166,7 +143,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 
 	reason := receiverReason(secretName, req.Reason)
 	if err := writeRequest(ctx, h.s.Client, key, act.state, now, h.s.RequestedBy, reason, req.For); err != nil {
-		if err := h.seen.Drop(ctx, seenKey); err != nil {
+		if err := h.checks.Forget(ctx, seenKey); err != nil {
 			log.Error(err, "forgetting a request that was not written")
 		}
 		log.Error(err, "writing the request annotations")
@@ -181,11 +158,7 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 }
 
 // tooManyForGate answers a request over the gate's rate.
-func (h *handler) tooManyForGate(w http.ResponseWriter, log logr.Logger) {
-	w.Header().Set("Retry-After", webhook.RetryAfter(h.limits.RateInterval))
-	webhook.Reply(w, http.StatusTooManyRequests, "too many requests for this gate")
-	log.Info("request refused: rate limit")
-}
+const tooManyForGate = "too many requests for this gate"
 
 // signatureHeader carries the HMAC-SHA256 of the body, keyed with the token, as Flux's
 // generic-hmac receivers take it: `X-Signature: sha256=<hex>`.

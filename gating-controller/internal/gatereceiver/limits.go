@@ -1,6 +1,10 @@
-package receiver
+package gatereceiver
 
-import "time"
+import (
+	"time"
+
+	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook"
+)
 
 // DefaultMaxDuration is the longest `for` a request may ask for unless --receiver-max-duration
 // says otherwise: a week, so that a forgotten pipeline cannot hold a gate open for months.
@@ -65,4 +69,14 @@ func (l Limits) withDefaults() Limits {
 		l.MaxDuration = DefaultMaxDuration
 	}
 	return l
+}
+
+// bounds are the limits the checks shared with Flux's Receiver enforce. Accepted requests are
+// remembered twice the window: a timestamp up to one window ahead stays acceptable that long.
+func (l Limits) bounds() webhook.Bounds {
+	return webhook.Bounds{
+		MaxBody: l.MaxBody, RateInterval: l.RateInterval, Burst: l.Burst,
+		FailureInterval: l.FailureInterval, FailureBurst: l.FailureBurst, MaxSources: l.MaxSources,
+		ReplayWindow: 2 * l.Window, MaxRemembered: l.MaxRemembered,
+	}
 }

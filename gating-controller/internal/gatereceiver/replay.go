@@ -1,4 +1,4 @@
-package receiver
+package gatereceiver
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // (409: a captured request sent again, to this replica or another) or when the window is full
 // (429); it says whether it answered.
 func (h *handler) refusedReplay(ctx context.Context, w http.ResponseWriter, log logr.Logger, key [32]byte, now time.Time) bool {
-	replay, full, err := h.seen.Seen(ctx, key, now)
+	replay, full, err := h.checks.Seen(ctx, key, now)
 	switch {
 	case err != nil:
 		log.Error(err, "recording the request")

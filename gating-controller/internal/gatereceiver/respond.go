@@ -1,4 +1,4 @@
-package receiver
+package gatereceiver
 
 import (
 	"context"
@@ -56,13 +56,11 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 		return
 	}
 	now := time.Now()
-	source := webhook.SourceOf(r.RemoteAddr)
-	if !h.callers.Known(token, now) && h.failures.Exhausted(source, now) {
-		webhook.TooManyFailures(w, h.limits.FailureInterval)
+	if !h.callers.Known(token, now) && h.checks.RefusedSource(w, r, now) {
 		log.Info("response refused: too many failed attempts from this address")
 		return
 	}
-	raw, ok := webhook.ReadBody(w, r, h.limits.MaxBody)
+	raw, ok := h.checks.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -77,7 +75,7 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 	switch {
 	case err == nil && who.Username != "" && who.Username != "system:anonymous":
 	case err == nil || apierrors.IsUnauthorized(err):
-		h.failures.Fail(source, now)
+		h.checks.Fail(r, now)
 		log.Info("response refused: the API server did not accept the token")
 		webhook.Reply(w, http.StatusUnauthorized, tokenRefused)
 		return
@@ -119,7 +117,8 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 		return
 	}
 	if !h.responses.Allow(key, now) {
-		h.tooManyForGate(w, log)
+		webhook.TooMany(w, h.limits.RateInterval, tooManyForGate)
+		log.Info("request refused: rate limit")
 		return
 	}
 
@@ -146,7 +145,7 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 	}
 	ga := response.New(gate, who, decision, req.Reason, revision)
 	if err := createAsCaller(ctx, cfg, h.s.Client, ga); err != nil {
-		if err := h.seen.Drop(ctx, seenKey); err != nil {
+		if err := h.checks.Forget(ctx, seenKey); err != nil {
 			log.Error(err, "forgetting a request that was not written")
 		}
 		replyAPIError(w, log, err, "create the GateApproval")

@@ -3,7 +3,7 @@
 // the same request annotations as `kubectl gate open|close`, and that approves or rejects a
 // gate's open request for a client holding a Kubernetes token, by creating a GateApproval with
 // that token as `kubectl gate approve|reject` does (docs/receiver.md).
-package receiver
+package gatereceiver
 
 import (
 	"context"

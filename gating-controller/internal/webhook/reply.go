@@ -41,6 +41,12 @@ func ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int64) (body []by
 // TooManyFailures answers a request from a source address that has spent its failed attempts
 // (SourceFailures): 429, with the Retry-After of one more attempt.
 func TooManyFailures(w http.ResponseWriter, interval time.Duration) {
+	TooMany(w, interval, "too many failed attempts from this address")
+}
+
+// TooMany answers 429 with msg, and the Retry-After of a budget that gives one more request
+// every interval.
+func TooMany(w http.ResponseWriter, interval time.Duration, msg string) {
 	w.Header().Set("Retry-After", RetryAfter(interval))
-	Reply(w, http.StatusTooManyRequests, "too many failed attempts from this address")
+	Reply(w, http.StatusTooManyRequests, msg)
 }
