@@ -28,8 +28,9 @@ import (
 	"github.com/sluice-gitops/sluice/gating-controller/internal/controller"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxreceiver"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxsyncs"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/notify"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/gatereceiver"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/notify"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook"
 )
 
@@ -89,7 +90,7 @@ func main() {
 	bootstrap.Exit(err, "creating event recorder")
 
 	readiness := conditiongauge.New(mgr.GetScheme()).MustRegister(ctrlmetrics.Registry)
-	calendarArtifacts := controller.NewCalendarFetcher()
+	calendarArtifacts := keeper.NewCalendarFetcher()
 	gateReconciler := &controller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Clock: clock.RealClock{}, Metrics: readiness,
 		Artifacts: calendarArtifacts}
 	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")

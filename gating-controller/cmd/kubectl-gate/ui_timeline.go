@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/calendar"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper/calendar"
 )
 
 const (
@@ -76,15 +76,15 @@ func readCalendar(ctx context.Context, c client.Reader) calendarReader {
 }
 
 // compileKeeper compiles a keeper at now, with its calendar when it has one.
-func compileKeeper(gk *gatingv1alpha1.GateKeeper, cals calendarReader, now time.Time) (*schedule.Keeper, error) {
+func compileKeeper(gk *gatingv1alpha1.GateKeeper, cals calendarReader, now time.Time) (*keeper.Keeper, error) {
 	if gk.Spec.Calendar == nil || cals == nil {
-		return schedule.Compile(gk.Spec, nil, now)
+		return keeper.Compile(gk.Spec, nil, now)
 	}
 	cal, err := cals(gk)
 	if err != nil {
 		return nil, err
 	}
-	return schedule.Compile(gk.Spec, cal, now)
+	return keeper.Compile(gk.Spec, cal, now)
 }
 
 // gateTimeline lists the gate's keepers and the changes of its state over the next
@@ -93,8 +93,8 @@ func compileKeeper(gk *gatingv1alpha1.GateKeeper, cals calendarReader, now time.
 // closed until it is fixed, whatever the schedules say.
 func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, now time.Time, cals calendarReader) ([]uiKeeper, []uiTransition, string) {
 	sort.Slice(keepers, func(i, j int) bool { return keepers[i].Name < keepers[j].Name })
-	in := schedule.NewGateInputs(gate, nil)
-	parsed := map[string]*schedule.Keeper{}
+	in := keeper.NewGateInputs(gate, nil)
+	parsed := map[string]*keeper.Keeper{}
 	shown := []uiKeeper{}
 	var broken, unread []string
 	for _, gk := range keepers {
@@ -109,7 +109,7 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 			k.Error = collapse(err.Error())
 			broken = append(broken, fmt.Sprintf("'%s'", gk.Name))
 		default:
-			in.Keepers = append(in.Keepers, schedule.NamedHolder{Name: gk.Name, Holder: schedule.KeeperHolder(s)})
+			in.Keepers = append(in.Keepers, keeper.NamedHolder{Name: gk.Name, Holder: keeper.HolderOf(s)})
 			parsed[gk.Name] = s
 		}
 		shown = append(shown, k)

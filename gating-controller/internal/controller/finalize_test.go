@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
 	"github.com/sluice-gitops/sluice/shared/conditiongauge"
 )
 
@@ -156,7 +156,7 @@ func TestGateKeeperInvalidScheduleStalls(t *testing.T) {
 	setClock("2026-11-22T10:00:00Z")
 	createGate(t, ns, "target", gatingv1.GateSpec{Default: gatingv1.GateOpened})
 	spec := gatingv1.GateKeeperSpec{Gate: "target", CronJob: &gatingv1.CronJob{Closed: []string{"* * 20-30 11 *", "* * 40 11 *"}}}
-	_, parseErr := schedule.Parse(spec)
+	_, parseErr := keeper.Parse(spec)
 	g.Expect(parseErr).To(HaveOccurred())
 	msg := "invalid schedule, the gate is held closed until it is fixed: " + parseErr.Error()
 	g.Expect(msg).To(HavePrefix("invalid schedule, the gate is held closed until it is fixed: " +
@@ -198,9 +198,9 @@ func TestGateKeeperRecordsConditionGauges(t *testing.T) {
 	g.Eventually(func(g Gomega) int64 { return getKeeper(g, ns, "freeze").Status.ObservedGeneration }, timeout).Should(Equal(int64(1)))
 
 	reg := prometheus.NewRegistry()
-	keeper := &GateKeeperReconciler{Client: gateReconciler.Client, EventRecorder: record.NewFakeRecorder(10), Clock: clk,
+	keeperReconciler := &GateKeeperReconciler{Client: gateReconciler.Client, EventRecorder: record.NewFakeRecorder(10), Clock: clk,
 		Metrics: conditiongauge.New(k8s.Scheme()).MustRegister(reg)}
-	_, err := keeper.Reconcile(context.Background(), ctrlRequest(ns, "freeze"))
+	_, err := keeperReconciler.Reconcile(context.Background(), ctrlRequest(ns, "freeze"))
 	g.Expect(err).NotTo(HaveOccurred())
 	ready := conditions.Get(getKeeper(g, ns, "freeze"), meta.ReadyCondition)
 	g.Expect(ready).NotTo(BeNil())

@@ -56,7 +56,7 @@ type approvalOutcome struct {
 // makes the gate their owner), counts the responses to the pending open request, and opens the
 // gate (applies the request) once they satisfy spec.approval. newPending: the request became
 // pending in this reconcile.
-func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.Gate, keepers []keeper, now time.Time, newPending bool) (approvalOutcome, error) {
+func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.Gate, keepers []compiledKeeper, now time.Time, newPending bool) (approvalOutcome, error) {
 	spec := gate.Spec.Approval
 	if spec == nil {
 		conditions.Delete(gate, ApprovedCondition)
@@ -142,7 +142,7 @@ func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.G
 }
 
 // openApproved applies the approved pending request of the gate, as the approvers' request.
-func (r *GateReconciler) openApproved(ctx context.Context, gate *gatingv1.Gate, keepers []keeper, now time.Time) {
+func (r *GateReconciler) openApproved(ctx context.Context, gate *gatingv1.Gate, keepers []compiledKeeper, now time.Time) {
 	st := gate.Status.Approval
 	keeperState, _ := newGateInputs(gate, keepers).KeeperState(now)
 	req := request{state: gatingv1.GateOpened, at: now, reason: st.Pending.Reason, requestedBy: st.Pending.RequestedBy}

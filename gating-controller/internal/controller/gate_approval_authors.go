@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 )
 
 // The authors of a revision are read from the artifacts of the sources of the gate's namespace.
@@ -27,7 +28,7 @@ func revisionAuthors(ctx context.Context, reader client.Reader, namespace, revis
 	var authors []string
 	for _, kind := range authorSources {
 		list := &unstructured.UnstructuredList{}
-		list.SetAPIVersion(sourceGroupVersion)
+		list.SetAPIVersion(fluxapi.SourceV1.String())
 		list.SetKind(kind + "List")
 		if err := reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
 			if apimeta.IsNoMatchError(err) || apierrors.IsNotFound(err) {

@@ -27,6 +27,7 @@ import (
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/approval"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
 )
 
 const (
@@ -136,23 +137,23 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 // keepersOf returns the GateKeepers of the gate, by name. Invalid ones come with their error:
 // they are Stalled in their own status, and hold the gate closed when they could close it
 // (failsClosed).
-func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]keeper, error) {
+func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]compiledKeeper, error) {
 	list := &gatingv1.GateKeeperList{}
 	if err := r.List(ctx, list, client.InNamespace(gate.Namespace), client.MatchingFields{gateKeeperGateIndex: gate.Name}); err != nil {
 		return nil, fmt.Errorf("listing the GateKeepers of the gate: %w", err)
 	}
-	keepers := make([]keeper, 0, len(list.Items))
+	keepers := make([]compiledKeeper, 0, len(list.Items))
 	now := r.Clock.Now()
-	rd := calendarReader{client: readerOr(r.apiReader, r.Client), fetcher: r.Artifacts}
+	rd := keeper.CalendarReader{Client: readerOr(r.apiReader, r.Client), Fetcher: r.Artifacts}
 	for _, gk := range list.Items {
-		s, stale, err := compileKeeper(ctx, rd, &gk, now)
-		if err != nil && isTransient(err) {
+		s, stale, err := keeper.CompileObject(ctx, rd, &gk, now)
+		if err != nil && keeper.IsTransient(err) {
 			return nil, err
 		}
-		k := keeper{name: gk.Name, schedule: s, err: err, failsClosed: err != nil && failsClosed(gk.Spec),
-			retry: soonest(r.watched.retry(&gk), keeperCalendarRetry(err))}
+		k := compiledKeeper{name: gk.Name, schedule: s, err: err, failsClosed: err != nil && failsClosed(gk.Spec),
+			retry: soonest(r.watched.retry(&gk), keeper.WatchlessRetry(err))}
 		if stale != nil {
-			k.retry = soonest(k.retry, calendarDownloadRetry)
+			k.retry = soonest(k.retry, keeper.DownloadRetry)
 		}
 		keepers = append(keepers, k)
 	}
@@ -161,7 +162,7 @@ func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]
 }
 
 // reportKeeperFailures sets the KeeperFailed condition and warns once per new failure.
-func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv1.Gate, keepers []keeper) {
+func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv1.Gate, keepers []compiledKeeper) {
 	failed, recovered := markKeeperFailed(gate, keepers)
 	switch {
 	case failed != "":
@@ -177,7 +178,7 @@ func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv
 // handleRequests applies the new requests of the gate's annotations, warns about those it
 // ignores, and says whether one was applied, and whether an open request became pending approval
 // (a gate with spec.approval).
-func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate, keepers []keeper, now time.Time) (applied, pending bool) {
+func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate, keepers []compiledKeeper, now time.Time) (applied, pending bool) {
 	requests, warnings := takeRequests(gate, now)
 	in := newGateInputs(gate, keepers)
 	keeperState, _ := in.KeeperState(now)

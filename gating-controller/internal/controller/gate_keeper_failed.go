@@ -34,7 +34,7 @@ func failsClosed(spec gatingv1.GateKeeperSpec) bool {
 
 // keeperFailures is the message of the KeeperFailed condition: each broken keeper, by name, with
 // what it does to the gate and its parse error; empty when every keeper is fine.
-func keeperFailures(keepers []keeper) string {
+func keeperFailures(keepers []compiledKeeper) string {
 	var parts []string
 	for _, k := range keepers {
 		if k.err == nil {
@@ -51,7 +51,7 @@ func keeperFailures(keepers []keeper) string {
 
 // markKeeperFailed sets or removes the KeeperFailed condition and says what changed, for the
 // event: the new message when the failures are new or different, recovered when they are gone.
-func markKeeperFailed(gate *gatingv1.Gate, keepers []keeper) (failed string, recovered bool) {
+func markKeeperFailed(gate *gatingv1.Gate, keepers []compiledKeeper) (failed string, recovered bool) {
 	msg := keeperFailures(keepers)
 	old := conditions.Get(gate, KeeperFailedCondition)
 	if msg == "" {

@@ -6,18 +6,18 @@ import (
 	"time"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
 )
 
 // maxTransitionSteps bounds the search for the next change of a gate's state through the
 // transitions of its keepers (which may not change the gate's state, e.g. under a request).
 const maxTransitionSteps = 256
 
-// keeper is a GateKeeper of a gate: its parsed schedule, or the error that keeps it from being
-// evaluated.
-type keeper struct {
+// compiledKeeper is a GateKeeper of a gate: its compiled schedule, or the error that keeps it
+// from being evaluated.
+type compiledKeeper struct {
 	name     string
-	schedule *schedule.Keeper
+	schedule *keeper.Keeper
 	// err is why the spec does not parse; schedule is nil then.
 	err error
 	// failsClosed: the keeper is broken and could close its gate (see failsClosed).
@@ -30,7 +30,7 @@ type keeper struct {
 // Holds is the state the keeper holds its gate in at t. A broken keeper that could close its
 // gate holds it closed for as long as it is broken: a change freeze that cannot be evaluated
 // must not leave the gate open.
-func (k keeper) Holds(t time.Time) gatingv1.GateKeeperActive {
+func (k compiledKeeper) Holds(t time.Time) gatingv1.GateKeeperActive {
 	switch {
 	case k.schedule != nil:
 		return gatingv1.GateKeeperActive(k.schedule.Holds(t))
@@ -44,16 +44,16 @@ func (k keeper) Holds(t time.Time) gatingv1.GateKeeperActive {
 // gateInputs is everything a gate's state depends on (the precedence is schedule's), with the
 // keepers as the controller knows them: parsed or broken.
 type gateInputs struct {
-	schedule.GateInputs
-	keepers []keeper
+	keeper.GateInputs
+	keepers []compiledKeeper
 }
 
-func newGateInputs(gate *gatingv1.Gate, keepers []keeper) gateInputs {
-	holders := make([]schedule.NamedHolder, len(keepers))
+func newGateInputs(gate *gatingv1.Gate, keepers []compiledKeeper) gateInputs {
+	holders := make([]keeper.NamedHolder, len(keepers))
 	for i, k := range keepers {
-		holders[i] = schedule.NamedHolder{Name: k.name, Holder: k}
+		holders[i] = keeper.NamedHolder{Name: k.name, Holder: k}
 	}
-	return gateInputs{GateInputs: schedule.NewGateInputs(gate, holders), keepers: keepers}
+	return gateInputs{GateInputs: keeper.NewGateInputs(gate, holders), keepers: keepers}
 }
 
 // nextChange is the first instant after now at which the state differs from state, if any. It
@@ -169,10 +169,10 @@ func (in gateInputs) message(d gateDecision) string {
 }
 
 // broken: the keeper exists and cannot be evaluated.
-func (k *keeper) broken() bool { return k != nil && k.err != nil }
+func (k *compiledKeeper) broken() bool { return k != nil && k.err != nil }
 
 // keeperNamed is the keeper of that name, nil if none.
-func (in gateInputs) keeperNamed(name string) *keeper {
+func (in gateInputs) keeperNamed(name string) *compiledKeeper {
 	for i := range in.keepers {
 		if in.keepers[i].name == name {
 			return &in.keepers[i]

@@ -7,14 +7,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/schedule"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
 )
 
 // The evaluation of a gate kept by 20 GateKeepers in five time zones: its state now and its
 // next change of state, what every reconcile of the gate computes.
 func BenchmarkGateDecide20Keepers(b *testing.B) {
 	zones := []string{"", "Europe/London", "America/New_York", "Asia/Tokyo", "Australia/Sydney"}
-	var keepers []keeper
+	var keepers []compiledKeeper
 	for i := range 20 {
 		spec := gatingv1.GateKeeperSpec{Gate: "prod", TimeZone: zones[i%len(zones)]}
 		switch i % 4 {
@@ -28,11 +28,11 @@ func BenchmarkGateDecide20Keepers(b *testing.B) {
 			spec.CronJob = &gatingv1.CronJob{Closed: []string{"*/15 2-4 * * *"}, Opened: []string{"0 0 1 * *"}}
 			spec.Windows = []gatingv1.Window{{Schedule: "30 12 * * *", Duration: metav1.Duration{Duration: 45 * time.Minute}, State: gatingv1.GateOpened}}
 		}
-		s, err := schedule.Parse(spec)
+		s, err := keeper.Parse(spec)
 		if err != nil {
 			b.Fatal(err)
 		}
-		keepers = append(keepers, keeper{name: "k", schedule: s})
+		keepers = append(keepers, compiledKeeper{name: "k", schedule: s})
 	}
 	in := newGateInputs(&gatingv1.Gate{Spec: gatingv1.GateSpec{Default: gatingv1.GateOpened}}, keepers)
 	now := time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC)

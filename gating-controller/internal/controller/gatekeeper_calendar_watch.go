@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 )
 
 // gateKeeperSourceIndex indexes GateKeepers by the source of their calendar, as "Kind/name".
@@ -36,10 +38,10 @@ func calendarSource(o client.Object) []string {
 type watchedSources map[string]bool
 
 // retry is how soon a keeper's calendar is read again for want of a watch on its source: a kind
-// not watched is read every calendarRetry, so that a new artifact is not left for a day.
+// not watched is read every keeper.CalendarRetry, so that a new artifact is not left for a day.
 func (w watchedSources) retry(gk *gatingv1.GateKeeper) time.Duration {
 	if c := gk.Spec.Calendar; c != nil && c.SourceRef != nil && !w[c.SourceRef.Kind] {
-		return calendarRetry
+		return keeper.CalendarRetry
 	}
 	return 0
 }
@@ -47,14 +49,14 @@ func (w watchedSources) retry(gk *gatingv1.GateKeeper) time.Duration {
 // watchCalendarSources makes b watch, by their metadata only, the source kinds whose CRD the API
 // server serves as the controller starts, mapping a change of one to what toRequests returns for
 // the keepers that read it, and returns the kinds it watches. A kind installed later is not
-// watched until a restart: its keepers look again every calendarRetry (watchedSources.retry).
+// watched until a restart: its keepers look again every keeper.CalendarRetry (watchedSources.retry).
 // logMissing logs the kinds left out (once per process).
 func watchCalendarSources(b *builder.Builder, mgr ctrl.Manager, logMissing bool,
 	toRequests func(keepers []gatingv1.GateKeeper) []reconcile.Request) (*builder.Builder, watchedSources) {
 	c := mgr.GetClient()
 	watched := watchedSources{}
 	for _, kind := range calendarSourceKinds {
-		gvk := schema.FromAPIVersionAndKind(sourceGroupVersion, kind)
+		gvk := schema.FromAPIVersionAndKind(fluxapi.SourceV1.String(), kind)
 		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
 			if logMissing {
 				ctrl.Log.WithName(ControllerName).Info("the CRD of " + kind + " is not installed: GateKeepers whose calendar is in one read it at their retry, not when it changes")

@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
 )
 
 const (
@@ -66,8 +67,8 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 
 	now := r.Clock.Now()
-	keeper, stale, err := compileKeeper(ctx, calendarReader{client: readerOr(r.apiReader, r.Client), fetcher: r.Artifacts}, gk, now)
-	if err != nil && isCalendarError(err) {
+	compiledKeeper, stale, err := keeper.CompileObject(ctx, keeper.CalendarReader{Client: readerOr(r.apiReader, r.Client), Fetcher: r.Artifacts}, gk, now)
+	if err != nil && keeper.IsCalendarError(err) {
 		// Not stalled: the ConfigMap or source may appear or be fixed without a change of the
 		// keeper, and the watch on them brings the keeper back then.
 		effect := "the gate is held closed until it is fixed"
@@ -78,9 +79,9 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		conditions.MarkFalse(gk, meta.ReadyCondition, CalendarFailedReason, "%s", msg)
 		gk.Status.Active, gk.Status.NextTransitionAt = "", nil
 		r.EventRecorder.Event(gk, corev1.EventTypeWarning, CalendarFailedReason, msg)
-		return ctrl.Result{RequeueAfter: calendarRetryOf(err)}, nil
+		return ctrl.Result{RequeueAfter: keeper.KeeperRetry(err)}, nil
 	}
-	if err != nil && isTransient(err) {
+	if err != nil && keeper.IsTransient(err) {
 		return ctrl.Result{}, err
 	}
 	if err != nil {
@@ -97,25 +98,25 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 
-	gk.Status.Active = gatingv1.GateKeeperActive(keeper.Holds(now))
+	gk.Status.Active = gatingv1.GateKeeperActive(compiledKeeper.Holds(now))
 	gk.Status.NextTransitionAt = nil
 	result = ctrl.Result{}
-	if next, ok := keeper.NextTransition(now); ok {
+	if next, ok := compiledKeeper.NextTransition(now); ok {
 		t := metav1.NewTime(next)
 		gk.Status.NextTransitionAt = &t
 		result.RequeueAfter = next.Sub(now) + 100*time.Millisecond
 	}
-	if gk.Spec.Calendar != nil && (result.RequeueAfter == 0 || result.RequeueAfter > calendarRefresh) {
+	if gk.Spec.Calendar != nil && (result.RequeueAfter == 0 || result.RequeueAfter > keeper.CalendarRefresh) {
 		// A calendar is known over the horizon from now only: look again now and then.
-		result.RequeueAfter = calendarRefresh
+		result.RequeueAfter = keeper.CalendarRefresh
 	}
 	result.RequeueAfter = soonest(result.RequeueAfter, r.watched.retry(gk))
 	var staleNote string
 	if stale != nil {
 		// The calendar of an earlier artifact decides until the current one downloads.
-		staleNote = "; " + stale.note
-		r.EventRecorder.Event(gk, corev1.EventTypeWarning, CalendarStaleReason, stale.note)
-		result.RequeueAfter = soonest(result.RequeueAfter, calendarDownloadRetry)
+		staleNote = "; " + stale.Note
+		r.EventRecorder.Event(gk, corev1.EventTypeWarning, CalendarStaleReason, stale.Note)
+		result.RequeueAfter = soonest(result.RequeueAfter, keeper.DownloadRetry)
 	}
 
 	gate := &gatingv1.Gate{}
@@ -129,7 +130,7 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			"gate '%s' not found in namespace '%s'; the schedule applies once it exists", gk.Spec.Gate, gk.Namespace)
 		return result, nil
 	}
-	msg := keeperMessage(gk, keeper.Event(now))
+	msg := keeperMessage(gk, compiledKeeper.Event(now))
 	if o := requestOverriding(gate, gk.Status.Active, now); o != nil {
 		// The keeper's schedule is not what decides the gate now: say so rather than claim a
 		// state the gate is not in, and look again when the request ends.

@@ -52,7 +52,7 @@ func (r *GateReconciler) notifyTransition(gate *gatingv1.Gate, d gateDecision, p
 
 // notifyKeeperFailed hands a new failure of the gate's keepers to the notifier: the first broken
 // keeper is named, the message lists them all.
-func (r *GateReconciler) notifyKeeperFailed(gate *gatingv1.Gate, keepers []keeper, message string) {
+func (r *GateReconciler) notifyKeeperFailed(gate *gatingv1.Gate, keepers []compiledKeeper, message string) {
 	if r.Notifier == nil {
 		return
 	}

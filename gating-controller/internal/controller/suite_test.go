@@ -26,6 +26,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
 )
 
 var (
@@ -71,13 +72,13 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 		return err
 	}
 	opts := controller.Options{MaxConcurrentReconciles: 2}
-	artifacts := NewCalendarFetcher()
+	artifacts := keeper.NewCalendarFetcher()
 	gateReconciler = &GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk, Artifacts: artifacts}
 	if err := gateReconciler.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
-	keeper := &GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk, Artifacts: artifacts}
-	if err := keeper.SetupWithManager(ctx, mgr, opts); err != nil {
+	compiledKeeper := &GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk, Artifacts: artifacts}
+	if err := compiledKeeper.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
 	if err := startNotifications(ctx, mgr, recorder, opts); err != nil {

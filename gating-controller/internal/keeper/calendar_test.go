@@ -1,4 +1,4 @@
-package schedule
+package keeper
 
 import (
 	"strings"
@@ -11,7 +11,7 @@ import (
 	ss "github.com/sluice-gitops/sluice/shared/schedule"
 
 	"github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/calendar"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper/calendar"
 )
 
 const xmas = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\n" +

@@ -1,4 +1,4 @@
-package schedule
+package keeper
 
 import (
 	"time"
@@ -11,8 +11,8 @@ type Holder interface {
 	Holds(t time.Time) gatingv1.GateKeeperActive
 }
 
-// KeeperHolder is a compiled keeper as a Holder.
-func KeeperHolder(k *Keeper) Holder { return keeperHolder{k} }
+// HolderOf is a compiled keeper as a Holder.
+func HolderOf(k *Keeper) Holder { return keeperHolder{k} }
 
 type keeperHolder struct{ k *Keeper }
 

@@ -1,4 +1,4 @@
-package controller
+package keeper
 
 import (
 	"context"
@@ -19,21 +19,12 @@ import (
 	"github.com/sluice-gitops/sluice/shared/fluxapi"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
-	"github.com/sluice-gitops/sluice/gating-controller/internal/calendar"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper/calendar"
 )
 
 // The keepers read the sources of their calendars (their status.artifact) from the API server,
 // and both controllers watch their metadata only.
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets;externalartifacts,verbs=get;list;watch
-
-const (
-	// CalendarStaleReason is the Warning event of a keeper that keeps the calendar of an earlier
-	// artifact of its source, as the current one cannot be downloaded.
-	CalendarStaleReason = "CalendarStale"
-	// calendarDownloadRetry is how soon a keeper and its gate look again after a failed
-	// download of their calendar's artifact, which no watch reports the end of.
-	calendarDownloadRetry = 30 * time.Second
-)
 
 // sourceGroupVersion is the version of the source API the controller reads, whatever
 // spec.calendar.sourceRef.apiVersion says: the fields it reads (status.artifact) are the same in
@@ -53,10 +44,10 @@ func NewCalendarFetcher() *artifact.Fetcher {
 // defaultCalendarFetcher serves reconcilers built without a fetcher.
 var defaultCalendarFetcher = NewCalendarFetcher()
 
-// staleCalendar: the keeper's calendar is that of an earlier artifact of its source.
-type staleCalendar struct {
-	// note says which revision is kept and why, for the keeper's status and event.
-	note string
+// Stale: the keeper's calendar is that of an earlier artifact of its source.
+type Stale struct {
+	// Note says which revision is kept and why, for the keeper's status and event.
+	Note string
 }
 
 // newSource is an empty source object of kind, read as unstructured: the gating-controller
@@ -70,22 +61,22 @@ func newSource(kind string) *unstructured.Unstructured {
 
 // sourceCalendar reads the keeper's calendar from the file spec.calendar.path of the artifact
 // of spec.calendar.sourceRef, in the keeper's namespace (shared/artifact's contract).
-func (rd calendarReader) sourceCalendar(ctx context.Context, gk *gatingv1.GateKeeper) (*calendar.Calendar, *staleCalendar, error) {
+func (rd CalendarReader) sourceCalendar(ctx context.Context, gk *gatingv1.GateKeeper) (*calendar.Calendar, *Stale, error) {
 	c := gk.Spec.Calendar
 	ref := c.SourceRef
 	source := fmt.Sprintf("%s '%s'", ref.Kind, ref.Name)
 	fail := func(format string, args ...any) error {
-		return &calendarError{err: fmt.Errorf("spec.calendar.sourceRef: "+format, args...), retry: calendarRetry}
+		return &CalendarError{err: fmt.Errorf("spec.calendar.sourceRef: "+format, args...), retry: CalendarRetry}
 	}
 	src := newSource(ref.Kind)
-	if err := rd.client.Get(ctx, client.ObjectKey{Namespace: gk.Namespace, Name: ref.Name}, src); err != nil {
+	if err := rd.Client.Get(ctx, client.ObjectKey{Namespace: gk.Namespace, Name: ref.Name}, src); err != nil {
 		switch {
 		case apierrors.IsNotFound(err):
 			return nil, nil, fail("%s not found", source)
 		case apimeta.IsNoMatchError(err):
 			return nil, nil, fail("the API server does not serve the kind %s of %s: is its CRD installed?", ref.Kind, sourceGroupVersion)
 		}
-		return nil, nil, &transientError{fmt.Errorf("reading the calendar's %s: %w", source, err)}
+		return nil, nil, &TransientError{fmt.Errorf("reading the calendar's %s: %w", source, err)}
 	}
 	art, err := artifact.FromObject(src)
 	if err != nil {
@@ -94,7 +85,7 @@ func (rd calendarReader) sourceCalendar(ctx context.Context, gk *gatingv1.GateKe
 	if art == nil || art.URL == "" || art.Digest == "" {
 		return nil, nil, fail("%s has no artifact yet", source)
 	}
-	fetcher := rd.fetcher
+	fetcher := rd.Fetcher
 	if fetcher == nil {
 		fetcher = defaultCalendarFetcher
 	}
@@ -113,7 +104,7 @@ type artifactCalendarCache struct {
 }
 
 // artifactCalendar is what the last artifact read held at the file: a calendar or the error
-// that says why not (a calendarError).
+// that says why not (a CalendarError).
 type artifactCalendar struct {
 	// mu is held while an artifact is read, so that it is downloaded once.
 	mu               sync.Mutex
@@ -136,9 +127,9 @@ func (c *artifactCalendarCache) entry(id string) *artifactCalendar {
 // read returns the calendar at path of the artifact, downloaded and parsed unless its digest was
 // read last. A failed download is not remembered: the next read tries again, and meanwhile the
 // calendar of the last artifact read is kept when it was a good one (stale says so); with none,
-// it is a calendarError, so the gate is held closed as for any calendar that cannot be read.
+// it is a CalendarError, so the gate is held closed as for any calendar that cannot be read.
 func (c *artifactCalendarCache) read(ctx context.Context, f *artifact.Fetcher, id, source string,
-	art *meta.Artifact, path, tz string) (*calendar.Calendar, *staleCalendar, error) {
+	art *meta.Artifact, path, tz string) (*calendar.Calendar, *Stale, error) {
 	e := c.entry(id)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -157,17 +148,17 @@ func (c *artifactCalendarCache) read(ctx context.Context, f *artifact.Fetcher, i
 	data, contentErr, downloadErr := readArtifactFile(ctx, f, art, path)
 	if downloadErr != nil {
 		if e.cal != nil {
-			return e.cal, &staleCalendar{note: fmt.Sprintf("the calendar of %s revision '%s' is kept: revision '%s' cannot be downloaded: %s",
+			return e.cal, &Stale{Note: fmt.Sprintf("the calendar of %s revision '%s' is kept: revision '%s' cannot be downloaded: %s",
 				source, e.revision, art.Revision, downloadErr)}, nil
 		}
-		return nil, nil, &calendarError{err: fmt.Errorf("%s: %w", where, downloadErr), retry: calendarDownloadRetry}
+		return nil, nil, &CalendarError{err: fmt.Errorf("%s: %w", where, downloadErr), retry: DownloadRetry}
 	}
 	var cal *calendar.Calendar
 	var err error
 	if contentErr != nil {
-		err = &calendarError{err: fmt.Errorf("%s: %w", where, contentErr), retry: calendarRetry}
+		err = &CalendarError{err: fmt.Errorf("%s: %w", where, contentErr), retry: CalendarRetry}
 	} else if cal, err = calendar.Parse(data, loc); err != nil {
-		err = &calendarError{err: fmt.Errorf("%s file '%s': %w", where, path, err), retry: calendarRetry}
+		err = &CalendarError{err: fmt.Errorf("%s file '%s': %w", where, path, err), retry: CalendarRetry}
 	}
 	e.digest, e.revision, e.cal, e.err = art.Digest, art.Revision, cal, err
 	return cal, nil, err
