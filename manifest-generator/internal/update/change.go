@@ -2,14 +2,29 @@ package update
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/copyback"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/fluxyaml"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/patch"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/runner"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/workload"
 )
+
+// The change, top down: Updater.change opens the target path's .flux.yaml and its session,
+// run generates the manifests, edits the files (the raw file, the patch file, or the updaters'
+// output copied back), generates again and verifies; Updater.Push (updater.go) commits and
+// pushes what it leaves. Its helpers are in files of their own: verify.go, objects.go.
 
 // change is one attempt at a change, in one clone: what every step of it reads.
 type change struct {
@@ -112,4 +127,229 @@ func (c *change) run(ctx context.Context) error {
 		return err
 	}
 	return c.checkEachFileCounts(ctx, copied, after.objects)
+}
+
+// generated are the manifests of the target path: the objects to apply and, with a
+// patchUpdated config, the generators' output before the patch file.
+type generated struct {
+	objects   []*unstructured.Unstructured
+	generated []*unstructured.Unstructured
+}
+
+// manifests are the objects of the target path: raw YAML, or the generators' output with the
+// patch file applied.
+func (c *change) manifests(ctx context.Context) (generated, error) {
+	t := c.req.Target
+	if c.cfg == nil {
+		objs, err := fluxyaml.ReadRawObjects(c.dir, t.Path, c.Limits)
+		if err != nil {
+			return generated{}, err
+		}
+		out := make([]*unstructured.Unstructured, len(objs))
+		for i, o := range objs {
+			out[i] = o.Object
+		}
+		return generated{objects: out}, nil
+	}
+	gen, err := fluxyaml.GenerateObjects(ctx, c.session, c.dir, t.Path, c.configPath, c.cfg, c.Limits)
+	if err != nil {
+		return generated{}, err
+	}
+	out := make([]*unstructured.Unstructured, len(gen))
+	for i, g := range gen {
+		out[i] = g.Object
+	}
+	res := generated{objects: out, generated: out}
+	if c.cfg.PatchUpdated != nil {
+		name := filepath.Join(t.Path, c.cfg.PatchUpdated.PatchFile)
+		data, err := fluxyaml.ReadFile(c.dir, name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return res, nil
+		case err != nil:
+			return generated{}, fmt.Errorf("reading the patch file %s: %w", name, err)
+		}
+		// patch.Apply works on copies: res.generated stays the generators' output.
+		if res.objects, _, err = patch.Apply(out, data, c.Scheme); err != nil {
+			return generated{}, fmt.Errorf("%s (the patch file of %s): %w", name, c.configPath, err)
+		}
+	}
+	return res, nil
+}
+
+// changeObject applies the requested change to an object.
+func (c *change) changeObject(u *unstructured.Unstructured) (bool, error) {
+	spec := c.req.Update.Spec
+	if ci := spec.ContainerImage; ci != nil {
+		return workload.SetImage(u, ci.Container, ci.Image)
+	}
+	changed := false
+	for _, p := range spec.Policies {
+		if workload.SetPolicy(u, p.Name, p.Value) {
+			changed = true
+		}
+	}
+	return changed, nil
+}
+
+// editRaw edits the file that holds the workload in place, keeping comments and layout.
+func (c *change) editRaw() error {
+	t, spec := c.req.Target, c.req.Update.Spec
+	objs, err := fluxyaml.ReadRawObjects(c.dir, t.Path, c.Limits)
+	if err != nil {
+		return err
+	}
+	file := ""
+	for _, o := range objs {
+		if c.ref.Matches(o.Object, t.Namespace) {
+			file = o.File
+			break
+		}
+	}
+	if file == "" {
+		return fmt.Errorf("workload %s does not exist in the files of path '%s'", c.ref, t.Path)
+	}
+	path := filepath.Join(c.dir, filepath.FromSlash(file))
+	info, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	data, err := fluxyaml.ReadFile(c.dir, filepath.FromSlash(file))
+	if err != nil {
+		return err
+	}
+	updated, changed, err := workload.InFile(data, c.ref, t.Namespace, func(node *kyaml.RNode) error {
+		if ci := spec.ContainerImage; ci != nil {
+			_, err := workload.SetImageNode(node, ci.Container, ci.Image)
+			return err
+		}
+		for _, p := range spec.Policies {
+			if _, err := workload.SetPolicyNode(node, p.Name, p.Value); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if !changed {
+		return nil
+	}
+	return patch.WriteFileAtomic(path, updated, info.Mode().Perm())
+}
+
+// editPatchFile records the change in the patch file of a patchUpdated config, creating it
+// when missing, from the generators' output gen: in the clone, and in the session, whose
+// generators then run on the new patch file.
+func (c *change) editPatchFile(ctx context.Context, gen []*unstructured.Unstructured) error {
+	t := c.req.Target
+	objs := make([]*unstructured.Unstructured, len(gen))
+	for i, o := range gen {
+		objs[i] = o.DeepCopy()
+	}
+	name := filepath.Join(t.Path, c.cfg.PatchUpdated.PatchFile)
+	data, err := fluxyaml.ReadFile(c.dir, name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading the patch file %s: %w", name, err)
+	}
+	updated, changed, err := patch.Update(objs, data, c.ref, c.changeObject, c.Scheme, patch.WithDefaultNamespace(t.Namespace))
+	if err != nil {
+		return fmt.Errorf("updating the patch file %s: %w", name, err)
+	}
+	if !changed {
+		return nil
+	}
+	path := filepath.Join(c.dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := patch.WriteFileAtomic(path, updated, 0o644); err != nil {
+		return err
+	}
+	return c.session.WriteFile(ctx, name, updated, 0o644)
+}
+
+// runUpdaters runs the containerImage or policy updaters of a commandUpdated config in the
+// target path of the session's copy of the clone, once per policy.
+func (c *change) runUpdaters(ctx context.Context) error {
+	spec := c.req.Update.Spec
+	targetDir, err := fluxyaml.TargetDir(c.dir, c.req.Target.Path)
+	if err != nil {
+		return err
+	}
+	if ci := spec.ContainerImage; ci != nil {
+		env, err := fluxyaml.ImageEnv(c.ref, ci.Container, ci.Image)
+		if err != nil {
+			return err
+		}
+		return fluxyaml.RunUpdaters(ctx, c.session, targetDir, c.cfg, fluxyaml.ImageUpdate, env)
+	}
+	for _, p := range spec.Policies {
+		if err := fluxyaml.RunUpdaters(ctx, c.session, targetDir, c.cfg, fluxyaml.PolicyUpdate, fluxyaml.PolicyEnv(c.ref, p.Name, p.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyBack copies what the updaters changed in the session's copy of the clone into the clone,
+// after checking (package copyback) that every change is an edit of an existing regular file
+// inside the target path: an updater that adds, removes or links files, or writes outside the
+// target path (a .git/config, another directory's manifests), gets nothing pushed; so does one
+// that changed more than the runner sends back.
+func (c *change) copyBack(ctx context.Context) ([]copyback.File, error) {
+	changes, err := c.session.Changes(ctx)
+	var over *runner.ChangeLimitError
+	if errors.As(err, &over) {
+		return nil, verificationFailed("nothing was pushed: %s", err.Error())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading what the updaters changed: %w", err)
+	}
+	root, err := os.OpenRoot(c.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	files, err := copyback.Check(root, c.req.Target.Path, changes)
+	var refused *copyback.RefusedError
+	if errors.As(err, &refused) {
+		return nil, verificationFailed("the updaters changed files outside the change, nothing was pushed: %s", refused.Error())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return files, copyback.Write(root, files)
+}
+
+// checkEachFileCounts makes sure that, when the updaters changed several files, each of them
+// takes part in the change: with that file alone put back, the manifests must differ from those
+// after the change. A file that changes nothing in the manifests would otherwise be committed
+// under the bot's name without anybody asking for it. One changed file needs no check: the
+// verification already showed that it makes the change.
+func (c *change) checkEachFileCounts(ctx context.Context, copied []copyback.File, after []*unstructured.Unstructured) error {
+	if len(copied) < 2 {
+		return nil
+	}
+	var idle []string
+	for _, f := range copied {
+		if err := c.session.WriteFile(ctx, f.Path, f.Previous, f.Mode); err != nil {
+			return err
+		}
+		without, err := c.manifests(ctx)
+		if err != nil {
+			return verificationFailed("the manifests of path '%s' cannot be generated without the change of %s: %s", c.req.Target.Path, f.Path, err.Error())
+		}
+		if reflect.DeepEqual(objectMap(without.objects), objectMap(after)) {
+			idle = append(idle, f.Path)
+		}
+		if err := c.session.WriteFile(ctx, f.Path, f.Data, f.Mode); err != nil {
+			return err
+		}
+	}
+	if len(idle) > 0 {
+		return verificationFailed("the updaters changed files that take no part in the change, nothing was pushed: %s", strings.Join(idle, ", "))
+	}
+	return nil
 }

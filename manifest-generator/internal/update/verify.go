@@ -54,14 +54,6 @@ func verify(before, after []*unstructured.Unstructured, ref workload.Ref, namesp
 	return nil
 }
 
-func describe(o *unstructured.Unstructured) string {
-	ns := o.GetNamespace()
-	if ns == "" {
-		ns = "<default>"
-	}
-	return fmt.Sprintf("%s %s/%s", o.GetKind(), ns, o.GetName())
-}
-
 // maxDiffPaths bounds the fields a verification failure names.
 const maxDiffPaths = 5
 
