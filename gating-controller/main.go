@@ -36,6 +36,8 @@ import (
 
 const controllerName = controller.ControllerName
 
+// main reads best whole, as one list: the flags, then the manager and each thing it runs, in
+// the order they start.
 func main() {
 	var opts bootstrap.Options
 	opts.BindFlags(pflag.CommandLine, false)

@@ -123,33 +123,8 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 			"no timeline (the GateKeeper's status says what it does now)", strings.Join(unread, ", "))
 	}
 
-	// The instants at which the state may change, with the zone to show each in.
 	until := now.Add(timelineDays * 24 * time.Hour)
-	type change struct {
-		at   time.Time
-		zone *time.Location
-	}
-	var changes []change
-	note := ""
-	if in.ResetAt != nil && in.ResetAt.After(now) && in.ResetAt.Before(until) {
-		changes = append(changes, change{at: *in.ResetAt, zone: time.UTC})
-	}
-	for _, k := range in.Keepers {
-		keeper := parsed[k.Name]
-		ts, complete := keeper.Transitions(now, until, maxKeeperTransitions)
-		if !complete {
-			note = fmt.Sprintf("GateKeeper '%s' changes more than %d times in %d days: the timeline stops at its last one shown",
-				k.Name, maxKeeperTransitions, timelineDays)
-			if last := ts[len(ts)-1].At.Add(time.Nanosecond); last.Before(until) {
-				until = last
-			}
-		}
-		for _, t := range ts {
-			changes = append(changes, change{at: t.At, zone: keeper.Location()})
-		}
-	}
-	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
-
+	changes, until, note := stateChanges(in, parsed, now, until)
 	timeline := []uiTransition{}
 	state, _ := in.StateAt(now)
 	for _, c := range changes {
@@ -174,6 +149,38 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 		timeline = append(timeline, tr)
 	}
 	return shown, timeline, note
+}
+
+// change is an instant at which a gate's state may change, with the zone to show it in.
+type change struct {
+	at   time.Time
+	zone *time.Location
+}
+
+// stateChanges are the instants from now until until at which the state of the gate (in) may
+// change, in order: the end of its request and the transitions of its keepers (parsed). A
+// keeper that changes too often shortens the timeline: until is where it stops then, and note
+// says why.
+func stateChanges(in keeper.GateInputs, parsed map[string]*keeper.Keeper, now, until time.Time) (changes []change, _ time.Time, note string) {
+	if in.ResetAt != nil && in.ResetAt.After(now) && in.ResetAt.Before(until) {
+		changes = append(changes, change{at: *in.ResetAt, zone: time.UTC})
+	}
+	for _, k := range in.Keepers {
+		kp := parsed[k.Name]
+		ts, complete := kp.Transitions(now, until, maxKeeperTransitions)
+		if !complete {
+			note = fmt.Sprintf("GateKeeper '%s' changes more than %d times in %d days: the timeline stops at its last one shown",
+				k.Name, maxKeeperTransitions, timelineDays)
+			if last := ts[len(ts)-1].At.Add(time.Nanosecond); last.Before(until) {
+				until = last
+			}
+		}
+		for _, t := range ts {
+			changes = append(changes, change{at: t.At, zone: kp.Location()})
+		}
+	}
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
+	return changes, until, note
 }
 
 func orDefault(s, def string) string {

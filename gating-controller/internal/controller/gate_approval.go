@@ -66,42 +66,9 @@ func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.G
 		gate.Status.Approval = &gatingv1.GateApprovalStatus{}
 	}
 	st := gate.Status.Approval
-	list := &gatingv1.GateApprovalList{}
-	if err := r.List(ctx, list, client.InNamespace(gate.Namespace), client.MatchingFields{gateApprovalGateIndex: gate.Name}); err != nil {
-		return approvalOutcome{}, fmt.Errorf("listing the GateApprovals of the gate: %w", err)
-	}
-	sort.Slice(list.Items, func(i, j int) bool {
-		a, b := list.Items[i], list.Items[j]
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
-		}
-		return a.Name < b.Name
-	})
-	responders := map[string]*approval.Responder{}
-	var recorded []gatingv1.GateResponse
-	for i := range list.Items {
-		ga := &list.Items[i]
-		responders[ga.Name] = &approval.Responder{Groups: ga.Spec.Groups}
-		// The gate's status is what records a response: the gate is made the owner of a
-		// GateApproval before the status is written, so an owned one missing from the status
-		// was recorded by a write that failed, unless it is older than the pending request
-		// (recorded long ago and since dropped from the bounded list).
-		if responseRecorded(st, ga.Name) || ownedBy(ga, gate) && !answersPending(st, ga.CreationTimestamp.Time) {
-			continue
-		}
-		entry := gatingv1.GateResponse{
-			Name: ga.Name, User: ga.Spec.User, Decision: ga.Spec.Decision, Reason: ga.Spec.Reason,
-			Revision: ga.Spec.Revision, Time: metav1.NewTime(now),
-		}
-		entry.Request, entry.Refused = approval.Answer(st, ga.CreationTimestamp.Time, clockSkew)
-		if err := r.own(ctx, ga, gate); err != nil {
-			return approvalOutcome{}, err
-		}
-		st.Responses = append([]gatingv1.GateResponse{entry}, st.Responses...)
-		recorded = append(recorded, entry)
-	}
-	if len(st.Responses) > responsesLimit {
-		st.Responses = st.Responses[:responsesLimit]
+	responders, recorded, err := r.recordResponses(ctx, gate, now)
+	if err != nil {
+		return approvalOutcome{}, err
 	}
 
 	var out approvalOutcome
@@ -139,6 +106,51 @@ func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.G
 	state, _ := newGateInputs(gate, keepers).StateAt(now)
 	r.markApproved(ctx, gate, newPending, now, state)
 	return out, nil
+}
+
+// recordResponses records the GateApprovals of the gate not recorded yet in
+// status.approval.responses, newest first, and makes the gate their owner. It returns what
+// approval.Count reads of every GateApproval of the gate, and the responses it recorded.
+func (r *GateReconciler) recordResponses(ctx context.Context, gate *gatingv1.Gate, now time.Time) (map[string]*approval.Responder, []gatingv1.GateResponse, error) {
+	st := gate.Status.Approval
+	list := &gatingv1.GateApprovalList{}
+	if err := r.List(ctx, list, client.InNamespace(gate.Namespace), client.MatchingFields{gateApprovalGateIndex: gate.Name}); err != nil {
+		return nil, nil, fmt.Errorf("listing the GateApprovals of the gate: %w", err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool {
+		a, b := list.Items[i], list.Items[j]
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	})
+	responders := map[string]*approval.Responder{}
+	var recorded []gatingv1.GateResponse
+	for i := range list.Items {
+		ga := &list.Items[i]
+		responders[ga.Name] = &approval.Responder{Groups: ga.Spec.Groups}
+		// The gate's status is what records a response: the gate is made the owner of a
+		// GateApproval before the status is written, so an owned one missing from the status
+		// was recorded by a write that failed, unless it is older than the pending request
+		// (recorded long ago and since dropped from the bounded list).
+		if responseRecorded(st, ga.Name) || ownedBy(ga, gate) && !answersPending(st, ga.CreationTimestamp.Time) {
+			continue
+		}
+		entry := gatingv1.GateResponse{
+			Name: ga.Name, User: ga.Spec.User, Decision: ga.Spec.Decision, Reason: ga.Spec.Reason,
+			Revision: ga.Spec.Revision, Time: metav1.NewTime(now),
+		}
+		entry.Request, entry.Refused = approval.Answer(st, ga.CreationTimestamp.Time, clockSkew)
+		if err := r.own(ctx, ga, gate); err != nil {
+			return nil, nil, err
+		}
+		st.Responses = append([]gatingv1.GateResponse{entry}, st.Responses...)
+		recorded = append(recorded, entry)
+	}
+	if len(st.Responses) > responsesLimit {
+		st.Responses = st.Responses[:responsesLimit]
+	}
+	return responders, recorded, nil
 }
 
 // openApproved applies the approved pending request of the gate, as the approvers' request.

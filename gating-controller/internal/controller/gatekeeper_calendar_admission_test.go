@@ -13,7 +13,7 @@ import (
 // (or the reverse), a path out of the artifact, and a source of another API, as a user writes them.
 func TestGateKeeperCalendarAdmission(t *testing.T) {
 	ns := env.Namespace(t)
-	compiledKeeper := func(calendar string) string {
+	keeperWith := func(calendar string) string {
 		return "apiVersion: gating.toolkit.fluxcd.io/v1alpha1\nkind: GateKeeper\nmetadata:\n  generateName: freeze-\n" +
 			"spec:\n  gate: production\n  calendar:\n" + calendar
 	}
@@ -69,7 +69,7 @@ func TestGateKeeperCalendarAdmission(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			err := k8s.Create(context.Background(), testenv.FromYAML(t, ns, compiledKeeper(tc.calendar)))
+			err := k8s.Create(context.Background(), testenv.FromYAML(t, ns, keeperWith(tc.calendar)))
 			if tc.rejected == "" {
 				g.Expect(err).NotTo(HaveOccurred())
 				return

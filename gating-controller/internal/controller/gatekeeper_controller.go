@@ -67,41 +67,26 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 
 	now := r.Clock.Now()
-	compiledKeeper, stale, err := keeper.CompileObject(ctx, keeper.CalendarReader{Client: readerOr(r.apiReader, r.Client), Fetcher: r.Artifacts}, gk, now)
-	if err != nil && keeper.IsCalendarError(err) {
+	k, stale, err := keeper.CompileObject(ctx, keeper.CalendarReader{Client: readerOr(r.apiReader, r.Client), Fetcher: r.Artifacts}, gk, now)
+	switch {
+	case err != nil && keeper.IsCalendarError(err):
 		// Not stalled: the ConfigMap or source may appear or be fixed without a change of the
 		// keeper, and the watch on them brings the keeper back then.
-		effect := "the gate is held closed until it is fixed"
-		if !failsClosed(gk.Spec) {
-			effect = "the gate is not affected by this GateKeeper"
-		}
-		msg := fmt.Sprintf("calendar cannot be read, %s: %s", effect, err)
-		conditions.MarkFalse(gk, meta.ReadyCondition, CalendarFailedReason, "%s", msg)
-		gk.Status.Active, gk.Status.NextTransitionAt = "", nil
-		r.EventRecorder.Event(gk, corev1.EventTypeWarning, CalendarFailedReason, msg)
+		r.markBroken(gk, CalendarFailedReason, "calendar cannot be read", err)
 		return ctrl.Result{RequeueAfter: keeper.KeeperRetry(err)}, nil
-	}
-	if err != nil && keeper.IsTransient(err) {
+	case err != nil && keeper.IsTransient(err):
 		return ctrl.Result{}, err
-	}
-	if err != nil {
+	case err != nil:
 		// A spec nobody can retry: Finalize marks the keeper Stalled with Ready's reason and
 		// message, and observes the generation all the same.
-		effect := "the gate is held closed until it is fixed"
-		if !failsClosed(gk.Spec) {
-			effect = "the gate is not affected by this GateKeeper"
-		}
-		msg := fmt.Sprintf("invalid schedule, %s: %s", effect, err)
-		conditions.MarkFalse(gk, meta.ReadyCondition, InvalidScheduleReason, "%s", msg)
-		gk.Status.Active, gk.Status.NextTransitionAt = "", nil
-		r.EventRecorder.Event(gk, corev1.EventTypeWarning, InvalidScheduleReason, msg)
+		r.markBroken(gk, InvalidScheduleReason, "invalid schedule", err)
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 
-	gk.Status.Active = gatingv1.GateKeeperActive(compiledKeeper.Holds(now))
+	gk.Status.Active = gatingv1.GateKeeperActive(k.Holds(now))
 	gk.Status.NextTransitionAt = nil
 	result = ctrl.Result{}
-	if next, ok := compiledKeeper.NextTransition(now); ok {
+	if next, ok := k.NextTransition(now); ok {
 		t := metav1.NewTime(next)
 		gk.Status.NextTransitionAt = &t
 		result.RequeueAfter = next.Sub(now) + 100*time.Millisecond
@@ -130,7 +115,7 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			"gate '%s' not found in namespace '%s'; the schedule applies once it exists", gk.Spec.Gate, gk.Namespace)
 		return result, nil
 	}
-	msg := keeperMessage(gk, compiledKeeper.Event(now))
+	msg := keeperMessage(gk, k.Event(now))
 	if o := requestOverriding(gate, gk.Status.Active, now); o != nil {
 		// The keeper's schedule is not what decides the gate now: say so rather than claim a
 		// state the gate is not in, and look again when the request ends.
@@ -141,6 +126,19 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	conditions.MarkTrue(gk, meta.ReadyCondition, meta.SucceededReason, "%s", msg+staleNote)
 	return result, nil
+}
+
+// markBroken marks the keeper not Ready for reason: what cannot be evaluated, and what that
+// does to its gate.
+func (r *GateKeeperReconciler) markBroken(gk *gatingv1.GateKeeper, reason, what string, err error) {
+	effect := "the gate is held closed until it is fixed"
+	if !failsClosed(gk.Spec) {
+		effect = "the gate is not affected by this GateKeeper"
+	}
+	msg := fmt.Sprintf("%s, %s: %s", what, effect, err)
+	conditions.MarkFalse(gk, meta.ReadyCondition, reason, "%s", msg)
+	gk.Status.Active, gk.Status.NextTransitionAt = "", nil
+	r.EventRecorder.Event(gk, corev1.EventTypeWarning, reason, msg)
 }
 
 // keeperMessage says what the keeper does to its gate now, and for which calendar event or

@@ -77,8 +77,8 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	if err := gateReconciler.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
-	compiledKeeper := &GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk, Artifacts: artifacts}
-	if err := compiledKeeper.SetupWithManager(ctx, mgr, opts); err != nil {
+	keeperReconciler := &GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk, Artifacts: artifacts}
+	if err := keeperReconciler.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
 	if err := startNotifications(ctx, mgr, recorder, opts); err != nil {

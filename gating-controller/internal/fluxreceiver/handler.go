@@ -62,36 +62,15 @@ type request struct {
 // ping or an event the Receiver does not handle), a replay (200), the Receiver's rate (429); then
 // it asks the objects to reconcile (200). A request that carries the token the receiver last read
 // has the Receiver's Secret read once it is known to ask something; any other is checked against
-// the Secret first, while its address has failed attempts left.
+// the Secret first, while its address has failed attempts left. It reads best whole, the
+// checks in that order.
 func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := &request{r: r, log: ctrl.Log.WithName(logName).WithValues("remote", r.RemoteAddr), now: time.Now()}
-	digest := r.PathValue("digest")
-	if !isDigest(digest) {
-		webhook.Reply(w, http.StatusNotFound, notFound)
+	if !h.findReceiver(ctx, w, req) {
 		return
 	}
-	req.path = notificationv1.ReceiverWebhookPath + digest
-	receiver, err := h.receiverAt(ctx, req.path)
-	if err != nil {
-		req.log.Error(err, "finding the receiver of a path")
-		webhook.Reply(w, http.StatusInternalServerError, "could not find the receiver")
-		return
-	}
-	if receiver == nil {
-		webhook.Reply(w, http.StatusNotFound, notFound)
-		return
-	}
-	req.receiver, req.key = receiver, client.ObjectKeyFromObject(receiver)
-	req.log = req.log.WithValues("receiver", req.key.String(), "type", receiver.Spec.Type)
-	switch {
-	case receiver.Spec.Suspend:
-		webhook.Reply(w, http.StatusServiceUnavailable, "the receiver is suspended")
-		return
-	case !conditions.IsReady(receiver) || receiver.Spec.SecretRef == nil:
-		webhook.Reply(w, http.StatusServiceUnavailable, "the receiver is not ready")
-		return
-	}
+	receiver := req.receiver
 
 	var ok bool
 	if req.body, ok = h.checks.ReadBody(w, r); !ok {
@@ -139,23 +118,8 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	keys := replayKeys(receiver, deliveryID(receiver.Spec.Type, r.Header), p, req.body)
-	for i, k := range keys {
-		replay, full, err := h.checks.Seen(ctx, k, req.now)
-		switch {
-		case err != nil:
-			h.forget(ctx, keys[:i])
-			req.log.Error(err, "recording the delivery")
-			webhook.Reply(w, http.StatusServiceUnavailable, "could not record the delivery: send it again later")
-			return
-		case replay:
-			req.log.Info("delivery already received")
-			webhook.Reply(w, http.StatusOK, "this delivery was already received")
-			return
-		case full:
-			h.forget(ctx, keys[:i])
-			webhook.Reply(w, http.StatusTooManyRequests, "too many deliveries to remember: send it again later")
-			return
-		}
+	if !h.claim(ctx, w, req, keys) {
+		return
 	}
 	if !h.checks.AllowRate(w, req.key, req.now, "too many requests for this receiver") {
 		h.forget(ctx, keys)
@@ -182,6 +146,64 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	webhook.Reply(w, http.StatusOK, requestedMessage(len(out.requested)))
+}
+
+// findReceiver finds the Receiver of the request's path, and checks that it takes requests:
+// 404 for a path no Receiver has, 503 for a suspended Receiver or one not Ready. It answers the
+// request and returns false when the request goes no further.
+func (h *handler) findReceiver(ctx context.Context, w http.ResponseWriter, req *request) bool {
+	digest := req.r.PathValue("digest")
+	if !isDigest(digest) {
+		webhook.Reply(w, http.StatusNotFound, notFound)
+		return false
+	}
+	req.path = notificationv1.ReceiverWebhookPath + digest
+	receiver, err := h.receiverAt(ctx, req.path)
+	if err != nil {
+		req.log.Error(err, "finding the receiver of a path")
+		webhook.Reply(w, http.StatusInternalServerError, "could not find the receiver")
+		return false
+	}
+	if receiver == nil {
+		webhook.Reply(w, http.StatusNotFound, notFound)
+		return false
+	}
+	req.receiver, req.key = receiver, client.ObjectKeyFromObject(receiver)
+	req.log = req.log.WithValues("receiver", req.key.String(), "type", receiver.Spec.Type)
+	switch {
+	case receiver.Spec.Suspend:
+		webhook.Reply(w, http.StatusServiceUnavailable, "the receiver is suspended")
+		return false
+	case !conditions.IsReady(receiver) || receiver.Spec.SecretRef == nil:
+		webhook.Reply(w, http.StatusServiceUnavailable, "the receiver is not ready")
+		return false
+	}
+	return true
+}
+
+// claim remembers the delivery by its keys, so that no replica handles it twice. It answers a
+// delivery already received (200) or one it cannot remember now (503, 429), and returns false
+// then.
+func (h *handler) claim(ctx context.Context, w http.ResponseWriter, req *request, keys [][32]byte) bool {
+	for i, k := range keys {
+		replay, full, err := h.checks.Seen(ctx, k, req.now)
+		switch {
+		case err != nil:
+			h.forget(ctx, keys[:i])
+			req.log.Error(err, "recording the delivery")
+			webhook.Reply(w, http.StatusServiceUnavailable, "could not record the delivery: send it again later")
+			return false
+		case replay:
+			req.log.Info("delivery already received")
+			webhook.Reply(w, http.StatusOK, "this delivery was already received")
+			return false
+		case full:
+			h.forget(ctx, keys[:i])
+			webhook.Reply(w, http.StatusTooManyRequests, "too many deliveries to remember: send it again later")
+			return false
+		}
+	}
+	return true
 }
 
 // checkSecret reads the Receiver's Secret and checks the request against its token: the path

@@ -1,11 +1,13 @@
 package gatereceiver
 
 import (
+	"context"
 	"crypto/sha256"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -82,47 +84,12 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// A request that carries the token the receiver last read is a caller's: it spends the
-	// gate's budget, and is checked against the Secret whatever its source did before. Any
-	// other request is checked only while its source has failed attempts left.
 	now := time.Now()
 	secretKey := types.NamespacedName{Namespace: key.Namespace, Name: gate.Spec.Receiver.SecretRef.Name}
-	caller, read := h.checks.KnownCaller(secretKey, func(token []byte) bool { return authenticated(r, raw, token) })
-	switch {
-	case caller && !h.checks.AllowRate(w, key, now, tooManyForGate):
-		log.Info("request refused: rate limit")
-		return
-	case !caller && read && h.checks.RefusedSource(w, r, now):
-		log.Info("request refused: too many failed attempts from this address")
+	if !h.authenticate(ctx, w, r, log, key, secretKey, raw, now) {
 		return
 	}
-
 	secretName := secretKey.Name
-	token, err := h.checks.Token(ctx, h.s.Client, secretKey, gatingv1.ReceiverTokenKey)
-	switch {
-	case apierrors.IsNotFound(err):
-		h.checks.Fail(r, now)
-		log.Info("request refused: the Secret of spec.receiver.secretRef does not exist", "secret", secretName)
-		webhook.Reply(w, http.StatusNotFound, notFound)
-		return
-	case err != nil:
-		log.Error(err, "reading the Secret of spec.receiver.secretRef", "secret", secretName)
-		webhook.Reply(w, http.StatusInternalServerError, "could not read the receiver's Secret")
-		return
-	case len(token) == 0:
-		h.checks.Fail(r, now)
-		log.Info("request refused: the Secret of spec.receiver.secretRef has no token", "secret", secretName)
-		webhook.Reply(w, http.StatusNotFound, notFound)
-		return
-	case !authenticated(r, raw, token):
-		h.checks.Fail(r, now)
-		log.Info("request refused: bad token or signature")
-		webhook.Reply(w, http.StatusUnauthorized, "bad token or signature")
-		return
-	case !caller && !h.checks.AllowRate(w, key, now, tooManyForGate):
-		log.Info("request refused: rate limit")
-		return
-	}
 
 	req, err := parseBody(raw, h.limits.MaxDuration)
 	if err != nil {
@@ -155,6 +122,54 @@ func (h *handler) serveRequest(w http.ResponseWriter, r *http.Request) {
 	}
 	log.Info(act.verb+" requested", "reason", reason, "for", req.For)
 	webhook.Reply(w, http.StatusAccepted, act.verb+" requested")
+}
+
+// authenticate checks the request's token against the gate receiver's Secret, and spends the
+// gate's budget: 429 for a gate over its rate or a source that spent its failed attempts, 404
+// for a missing Secret or token (told apart from an unknown gate by nothing), 401 for a bad
+// token or signature. It answers the request and returns false when it goes no further.
+func (h *handler) authenticate(ctx context.Context, w http.ResponseWriter, r *http.Request, log logr.Logger,
+	key, secretKey types.NamespacedName, raw []byte, now time.Time) bool {
+	// A request that carries the token the receiver last read is a caller's: it spends the
+	// gate's budget, and is checked against the Secret whatever its source did before. Any
+	// other request is checked only while its source has failed attempts left.
+	caller, read := h.checks.KnownCaller(secretKey, func(token []byte) bool { return authenticated(r, raw, token) })
+	switch {
+	case caller && !h.checks.AllowRate(w, key, now, tooManyForGate):
+		log.Info("request refused: rate limit")
+		return false
+	case !caller && read && h.checks.RefusedSource(w, r, now):
+		log.Info("request refused: too many failed attempts from this address")
+		return false
+	}
+
+	secretName := secretKey.Name
+	token, err := h.checks.Token(ctx, h.s.Client, secretKey, gatingv1.ReceiverTokenKey)
+	switch {
+	case apierrors.IsNotFound(err):
+		h.checks.Fail(r, now)
+		log.Info("request refused: the Secret of spec.receiver.secretRef does not exist", "secret", secretName)
+		webhook.Reply(w, http.StatusNotFound, notFound)
+		return false
+	case err != nil:
+		log.Error(err, "reading the Secret of spec.receiver.secretRef", "secret", secretName)
+		webhook.Reply(w, http.StatusInternalServerError, "could not read the receiver's Secret")
+		return false
+	case len(token) == 0:
+		h.checks.Fail(r, now)
+		log.Info("request refused: the Secret of spec.receiver.secretRef has no token", "secret", secretName)
+		webhook.Reply(w, http.StatusNotFound, notFound)
+		return false
+	case !authenticated(r, raw, token):
+		h.checks.Fail(r, now)
+		log.Info("request refused: bad token or signature")
+		webhook.Reply(w, http.StatusUnauthorized, "bad token or signature")
+		return false
+	case !caller && !h.checks.AllowRate(w, key, now, tooManyForGate):
+		log.Info("request refused: rate limit")
+		return false
+	}
+	return true
 }
 
 // tooManyForGate answers a request over the gate's rate.

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-logr/logr"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,7 +37,7 @@ func (h *handler) respondWith(decision gatingv1.GateDecision) http.HandlerFunc {
 // namespace (403, a SelfSubjectAccessReview: only then are the gate's existence and its approval
 // told), the gate (404) and its spec.approval (409), the gate's rate of responses (429), the
 // body (400), its timestamp (401), a replay (409); then creates the GateApproval (201), or
-// answers the API server's refusal (403, 400).
+// answers the API server's refusal (403, 400). It reads best whole, the checks in that order.
 func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision gatingv1.GateDecision) {
 	ctx := r.Context()
 	log := ctrl.Log.WithName("receiver").WithValues("remote", r.RemoteAddr)
@@ -65,40 +67,8 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 		return
 	}
 
-	cfg, err := h.conn.config(token)
-	if err != nil {
-		log.Error(err, "connecting to the API server")
-		webhook.Reply(w, http.StatusInternalServerError, "could not connect to the API server")
-		return
-	}
-	who, err := response.UserInfo(ctx, cfg)
-	switch {
-	case err == nil && who.Username != "" && who.Username != "system:anonymous":
-	case err == nil || apierrors.IsUnauthorized(err):
-		h.checks.Fail(r, now)
-		log.Info("response refused: the API server did not accept the token")
-		webhook.Reply(w, http.StatusUnauthorized, tokenRefused)
-		return
-	default:
-		replyAPIError(w, log, err, "ask the API server who the caller is")
-		return
-	}
-	h.callers.Accepted(token, now)
-	log = log.WithValues("user", who.Username)
-
-	allowed, why, err := mayRespond(ctx, cfg, key.Namespace)
-	if err != nil {
-		replyAPIError(w, log, err, "ask the API server whether the caller may respond")
-		return
-	}
-	if !allowed {
-		msg := fmt.Sprintf("User %q cannot create resource \"gateapprovals\" in API group %q in the namespace %q",
-			who.Username, gatingv1.GroupVersion.Group, key.Namespace)
-		if why != "" {
-			msg += ": " + why
-		}
-		log.Info("response refused: RBAC", "message", msg)
-		webhook.Reply(w, http.StatusForbidden, msg)
+	cfg, who, log, ok := h.responder(ctx, w, r, log, token, key.Namespace, now)
+	if !ok {
 		return
 	}
 
@@ -162,6 +132,50 @@ func (h *handler) serveRespond(w http.ResponseWriter, r *http.Request, decision 
 	}
 	log.Info(string(decision)+" recorded", "gateApproval", ga.Name, "revision", revision, "reason", req.Reason)
 	webhook.Reply(w, http.StatusCreated, done)
+}
+
+// responder asks the API server, with the caller's token, who the caller is (401 when it does
+// not accept the token) and whether they may create GateApprovals in namespace (403 when not).
+// It answers the request and returns false when the caller may not respond.
+func (h *handler) responder(ctx context.Context, w http.ResponseWriter, r *http.Request, log logr.Logger, token, namespace string,
+	now time.Time) (cfg *rest.Config, who authenticationv1.UserInfo, _ logr.Logger, ok bool) {
+	cfg, err := h.conn.config(token)
+	if err != nil {
+		log.Error(err, "connecting to the API server")
+		webhook.Reply(w, http.StatusInternalServerError, "could not connect to the API server")
+		return nil, who, log, false
+	}
+	who, err = response.UserInfo(ctx, cfg)
+	switch {
+	case err == nil && who.Username != "" && who.Username != "system:anonymous":
+	case err == nil || apierrors.IsUnauthorized(err):
+		h.checks.Fail(r, now)
+		log.Info("response refused: the API server did not accept the token")
+		webhook.Reply(w, http.StatusUnauthorized, tokenRefused)
+		return nil, who, log, false
+	default:
+		replyAPIError(w, log, err, "ask the API server who the caller is")
+		return nil, who, log, false
+	}
+	h.callers.Accepted(token, now)
+	log = log.WithValues("user", who.Username)
+
+	allowed, why, err := mayRespond(ctx, cfg, namespace)
+	if err != nil {
+		replyAPIError(w, log, err, "ask the API server whether the caller may respond")
+		return nil, who, log, false
+	}
+	if !allowed {
+		msg := fmt.Sprintf("User %q cannot create resource \"gateapprovals\" in API group %q in the namespace %q",
+			who.Username, gatingv1.GroupVersion.Group, namespace)
+		if why != "" {
+			msg += ": " + why
+		}
+		log.Info("response refused: RBAC", "message", msg)
+		webhook.Reply(w, http.StatusForbidden, msg)
+		return nil, who, log, false
+	}
+	return cfg, who, log, true
 }
 
 // tokenRefused is the answer to a token the API server does not accept (or none).

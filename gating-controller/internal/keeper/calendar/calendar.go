@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+
 	// Embedded zone data, so TZID names resolve in images without /usr/share/zoneinfo.
 	_ "time/tzdata"
 
@@ -164,44 +165,8 @@ func readEvent(ve ical.Event, i int, loc *time.Location, zones *timezones) (ev *
 	}
 	ev.start, ev.allDay = start, allDay
 
-	endProp, durProp := ve.Props.Get(ical.PropDateTimeEnd), ve.Props.Get(ical.PropDuration)
-	switch {
-	case endProp != nil && durProp != nil:
-		return fail("has both DTEND and DURATION")
-	case endProp != nil:
-		end, endAllDay, err := instant(endProp, endProp.Value, loc, zones)
-		if err != nil {
-			return fail("DTEND: %v", err)
-		}
-		if endAllDay != allDay {
-			return fail("DTEND and DTSTART must both be dates or both be date-times")
-		}
-		if end.Before(start) {
-			return fail("DTEND %s is before DTSTART %s", endProp.Value, startProp.Value)
-		}
-		if allDay {
-			ev.days = daysBetween(start, end)
-		} else {
-			ev.dur = end.Sub(start)
-		}
-	case durProp != nil:
-		d, err := durProp.Duration()
-		if err != nil {
-			return fail("DURATION: %s", strings.TrimPrefix(err.Error(), "ical: "))
-		}
-		if d < 0 {
-			return fail("DURATION %s is negative", durProp.Value)
-		}
-		if allDay {
-			// Days are nominal: whole local days, whatever DST does.
-			ev.days, ev.dur = int(d/(24*time.Hour)), d%(24*time.Hour)
-		} else {
-			ev.dur = d
-		}
-	default:
-		if allDay {
-			ev.days = 1
-		}
+	if err := ev.readEnd(ve, startProp, loc, zones); err != nil {
+		return fail("%s", err)
 	}
 
 	if p := ve.Props.Get(ical.PropRecurrenceRule); p != nil {
@@ -242,6 +207,51 @@ func readEvent(ve ical.Event, i int, loc *time.Location, zones *timezones) (ev *
 		}
 	}
 	return ev, recurrenceID, cancelled, nil
+}
+
+// readEnd reads when the event that starts at ev.start (DTSTART, startProp) ends: its DTEND,
+// or its DURATION, or, with neither, its start day for a date and its start for a date-time.
+func (ev *event) readEnd(ve ical.Event, startProp *ical.Prop, loc *time.Location, zones *timezones) error {
+	endProp, durProp := ve.Props.Get(ical.PropDateTimeEnd), ve.Props.Get(ical.PropDuration)
+	switch {
+	case endProp != nil && durProp != nil:
+		return errors.New("has both DTEND and DURATION")
+	case endProp != nil:
+		end, endAllDay, err := instant(endProp, endProp.Value, loc, zones)
+		if err != nil {
+			return fmt.Errorf("DTEND: %v", err)
+		}
+		if endAllDay != ev.allDay {
+			return errors.New("DTEND and DTSTART must both be dates or both be date-times")
+		}
+		if end.Before(ev.start) {
+			return fmt.Errorf("DTEND %s is before DTSTART %s", endProp.Value, startProp.Value)
+		}
+		if ev.allDay {
+			ev.days = daysBetween(ev.start, end)
+		} else {
+			ev.dur = end.Sub(ev.start)
+		}
+	case durProp != nil:
+		d, err := durProp.Duration()
+		if err != nil {
+			return fmt.Errorf("DURATION: %s", strings.TrimPrefix(err.Error(), "ical: "))
+		}
+		if d < 0 {
+			return fmt.Errorf("DURATION %s is negative", durProp.Value)
+		}
+		if ev.allDay {
+			// Days are nominal: whole local days, whatever DST does.
+			ev.days, ev.dur = int(d/(24*time.Hour)), d%(24*time.Hour)
+		} else {
+			ev.dur = d
+		}
+	default:
+		if ev.allDay {
+			ev.days = 1
+		}
+	}
+	return nil
 }
 
 // instant reads one value of a date or date-time property: a date is 00:00 of that day in loc; a
