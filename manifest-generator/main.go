@@ -33,6 +33,8 @@ import (
 
 const controllerName = controller.ControllerName
 
+// main reads best whole, as one list: the flags, then the manager and each thing it runs, in
+// the order they start.
 func main() {
 	if runner.IsInvocation(os.Args) {
 		os.Exit(runner.Main(os.Args[2:]))

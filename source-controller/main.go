@@ -37,6 +37,8 @@ import (
 
 const controllerName = controller.ControllerName
 
+// main reads best whole, as one list: the flags, then the manager and each thing it runs, in
+// the order they start.
 func main() {
 	var (
 		opts        bootstrap.Options

@@ -104,28 +104,9 @@ func Parse(data []byte, name string) (*Config, error) {
 		return nil, fail("the file holds %d YAML documents, expected one", n)
 	}
 
-	// YAMLToJSONStrict rejects duplicate keys; sigs.k8s.io/json then decodes
-	// case-sensitively and reports unknown fields with their full path
-	// (encoding/json would accept "Version" for "version").
-	js, err := yaml.YAMLToJSONStrict(data)
+	cfg, top, err := decodeStrict(data, name)
 	if err != nil {
-		return nil, fail("not valid YAML: %s", oneLine(err))
-	}
-	var top map[string]any
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &top); err != nil || top == nil {
-		return nil, fail("the file must be a YAML mapping")
-	}
-	cfg := &Config{name: name}
-	strictErrs, err := kjson.UnmarshalStrict(js, cfg)
-	if err != nil {
-		return nil, fail("%v", err)
-	}
-	if len(strictErrs) > 0 {
-		msgs := make([]string, 0, len(strictErrs))
-		for _, e := range strictErrs {
-			msgs = append(msgs, e.Error())
-		}
-		return nil, fail("%s", strings.Join(msgs, "; "))
+		return nil, fail("%s", err)
 	}
 
 	if _, ok := top["version"]; !ok {
@@ -151,46 +132,82 @@ func Parse(data []byte, name string) (*Config, error) {
 		return nil, fail("%s are mutually exclusive: set exactly one", strings.Join(present, " and "))
 	}
 
-	switch present[0] {
+	if err := cfg.validate(present[0]); err != nil {
+		return nil, fail("%v", err)
+	}
+	return cfg, nil
+}
+
+// decodeStrict decodes the one YAML document of data into a Config, and into its top-level
+// keys (top), refusing duplicate keys, keys in another case and unknown fields.
+func decodeStrict(data []byte, name string) (cfg *Config, top map[string]any, err error) {
+	// YAMLToJSONStrict rejects duplicate keys; sigs.k8s.io/json then decodes
+	// case-sensitively and reports unknown fields with their full path
+	// (encoding/json would accept "Version" for "version").
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("not valid YAML: %s", oneLine(err))
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &top); err != nil || top == nil {
+		return nil, nil, errors.New("the file must be a YAML mapping")
+	}
+	cfg = &Config{name: name}
+	strictErrs, err := kjson.UnmarshalStrict(js, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(strictErrs) > 0 {
+		msgs := make([]string, 0, len(strictErrs))
+		for _, e := range strictErrs {
+			msgs = append(msgs, e.Error())
+		}
+		return nil, nil, errors.New(strings.Join(msgs, "; "))
+	}
+	return cfg, top, nil
+}
+
+// validate checks the settings of the config's variant, and defaults an empty one.
+func (c *Config) validate(variant string) error {
+	switch variant {
 	case "commandUpdated":
-		if cfg.CommandUpdated == nil {
-			cfg.CommandUpdated = &CommandUpdated{}
+		if c.CommandUpdated == nil {
+			c.CommandUpdated = &CommandUpdated{}
 		}
-		if err := validateGenerators("commandUpdated", cfg.CommandUpdated.Generators); err != nil {
-			return nil, fail("%v", err)
+		if err := validateGenerators("commandUpdated", c.CommandUpdated.Generators); err != nil {
+			return err
 		}
-		for i, u := range cfg.CommandUpdated.Updaters {
+		for i, u := range c.CommandUpdated.Updaters {
 			field := fmt.Sprintf("commandUpdated.updaters[%d]", i)
 			if u.ContainerImage == nil && u.Policy == nil {
-				return nil, fail("%s: neither containerImage nor policy is set", field)
+				return fmt.Errorf("%s: neither containerImage nor policy is set", field)
 			}
 			if u.ContainerImage != nil {
 				if err := validateCommand(field+".containerImage", *u.ContainerImage); err != nil {
-					return nil, fail("%v", err)
+					return err
 				}
 			}
 			if u.Policy != nil {
 				if err := validateCommand(field+".policy", *u.Policy); err != nil {
-					return nil, fail("%v", err)
+					return err
 				}
 			}
 		}
 	case "patchUpdated":
-		if cfg.PatchUpdated == nil {
-			cfg.PatchUpdated = &PatchUpdated{}
+		if c.PatchUpdated == nil {
+			c.PatchUpdated = &PatchUpdated{}
 		}
-		if err := validateGenerators("patchUpdated", cfg.PatchUpdated.Generators); err != nil {
-			return nil, fail("%v", err)
+		if err := validateGenerators("patchUpdated", c.PatchUpdated.Generators); err != nil {
+			return err
 		}
-		if err := validatePatchFile(cfg.PatchUpdated.PatchFile); err != nil {
-			return nil, fail("%v", err)
+		if err := validatePatchFile(c.PatchUpdated.PatchFile); err != nil {
+			return err
 		}
 	case "scanForFiles":
-		if cfg.ScanForFiles == nil {
-			cfg.ScanForFiles = &ScanForFiles{}
+		if c.ScanForFiles == nil {
+			c.ScanForFiles = &ScanForFiles{}
 		}
 	}
-	return cfg, nil
+	return nil
 }
 
 func validateGenerators(variant string, gens []Command) error {

@@ -53,7 +53,8 @@ func Generate(ctx context.Context, x Executor, root, targetPath, configPath stri
 // files under targetPath are read as in raw mode. configPath (relative to
 // root) names the config in errors. The generators run through x, in the
 // directory of targetPath inside root; limits bound what they may produce
-// together (a *LimitError when they produce more).
+// together (a *LimitError when they produce more). It reads best whole: the generators in
+// order, then the merge of their output.
 func GenerateObjects(ctx context.Context, x Executor, root, targetPath, configPath string, cfg *Config, limits Limits) ([]Generated, error) {
 	if cfg == nil {
 		return nil, errors.New("no .flux.yaml config given")

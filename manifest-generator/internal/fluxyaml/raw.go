@@ -55,7 +55,8 @@ func ReadRawObjects(root, targetPath string, limits Limits) ([]Object, error) {
 }
 
 // readRawObjects is ReadRawObjects counting the nodes of the objects in
-// budget (nil: none).
+// budget (nil: none). It reads best whole: one walk of the target path, each file
+// bounded and decoded where it is found.
 func readRawObjects(root, targetPath string, budget *nodeBudget) ([]Object, error) {
 	rel, err := cleanTarget(targetPath)
 	if err != nil {

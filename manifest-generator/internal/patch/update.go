@@ -36,7 +36,8 @@ func WithDefaultNamespace(namespace string) UpdateOption {
 // the patch file is returned as it was, with changed false.
 //
 // Update checks that the new patch file reproduces the change; entries of
-// objects that are not generated any more are kept (Apply reports them).
+// objects that are not generated any more are kept (Apply reports them). It reads best
+// whole: the steps above, in order.
 func Update(generated []*unstructured.Unstructured, patchFile []byte, ref workload.Ref, change func(*unstructured.Unstructured) (bool, error), scheme *runtime.Scheme, opts ...UpdateOption) (newPatchFile []byte, changed bool, err error) {
 	var o updateOptions
 	for _, opt := range opts {

@@ -90,37 +90,13 @@ func (r *command) Run(ctx context.Context, cmd fluxyaml.Command, dir string, ext
 		return nil, cmdErr
 	}
 
-	// Our own pipes rather than exec's copying goroutines: Wait then
-	// returns when the shell exits, and we decide how long to wait for
-	// background children that still hold the pipes.
-	stdoutR, stdoutW, err := os.Pipe()
+	c, stdoutR, stderrR, err := startShell(cmd.Command, dir, env)
 	if err != nil {
 		cmdErr.Err = err
 		return nil, cmdErr
 	}
 	defer stdoutR.Close()
-	stderrR, stderrW, err := os.Pipe()
-	if err != nil {
-		stdoutW.Close()
-		cmdErr.Err = err
-		return nil, cmdErr
-	}
 	defer stderrR.Close()
-
-	c := exec.Command("/bin/sh", "-c", cmd.Command)
-	c.Dir = dir
-	c.Env = env
-	c.Stdout = stdoutW
-	c.Stderr = stderrW
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	startErr := c.Start()
-	stdoutW.Close()
-	stderrW.Close()
-	if startErr != nil {
-		cmdErr.Err = startErr
-		return nil, cmdErr
-	}
-	pgid := c.Process.Pid
 
 	overflow := make(chan struct{})
 	stdout := &cappedBuffer{limit: limit, onOverflow: func() { close(overflow) }}
@@ -129,38 +105,8 @@ func (r *command) Run(ctx context.Context, cmd fluxyaml.Command, dir string, ext
 	readers.Go(func() { _, _ = io.Copy(stdout, stdoutR) })
 	readers.Go(func() { _, _ = io.Copy(stderr, stderrR) })
 
-	exited := make(chan error, 1)
-	go func() { exited <- c.Wait() }()
-
-	tctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var waitErr error
-	interrupted := false // by the timeout or ctx
-	select {
-	case waitErr = <-exited:
-	case <-tctx.Done():
-		killGroup(pgid)
-		waitErr = <-exited
-		interrupted = true
-	case <-overflow:
-		killGroup(pgid)
-		waitErr = <-exited
-	}
-	// Nothing a command started may outlive it.
-	killGroup(pgid)
-	if r.KillDescendants {
-		proctree.KillDescendants(os.Getpid())
-	}
-
-	drained := make(chan struct{})
-	go func() { readers.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(pipeGrace):
-		stdoutR.Close()
-		stderrR.Close()
-		<-drained
-	}
+	waitErr, interrupted := r.wait(ctx, c, timeout, overflow)
+	drain(&readers, stdoutR, stderrR)
 
 	cmdErr.Stderr = stderr.String()
 	if c.ProcessState != nil {
@@ -180,6 +126,79 @@ func (r *command) Run(ctx context.Context, cmd fluxyaml.Command, dir string, ext
 		return stdout.buf.Bytes(), nil
 	}
 	return nil, cmdErr
+}
+
+// wait waits for the shell c to exit, killing its process group at the timeout, when ctx is
+// done or when its output overflows; interrupted says it was killed by the timeout or ctx. Then
+// it kills whatever the command left running: nothing a command started may outlive it.
+func (r *command) wait(ctx context.Context, c *exec.Cmd, timeout time.Duration, overflow <-chan struct{}) (waitErr error, interrupted bool) {
+	pgid := c.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- c.Wait() }()
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	select {
+	case waitErr = <-exited:
+	case <-tctx.Done():
+		killGroup(pgid)
+		waitErr = <-exited
+		interrupted = true
+	case <-overflow:
+		killGroup(pgid)
+		waitErr = <-exited
+	}
+	killGroup(pgid)
+	if r.KillDescendants {
+		proctree.KillDescendants(os.Getpid())
+	}
+	return waitErr, interrupted
+}
+
+// drain waits for the readers of the command's pipes to reach their end, at most pipeGrace:
+// then the pipes are closed under them, as a child that escaped the kill may still hold them.
+func drain(readers *sync.WaitGroup, pipes ...*os.File) {
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(pipeGrace):
+		for _, p := range pipes {
+			p.Close()
+		}
+		<-drained
+	}
+}
+
+// startShell starts command with /bin/sh in dir, in a process group of its own (so that the
+// whole group can be killed), and returns the read ends of its stdout and stderr. They are our
+// own pipes rather than exec's copying goroutines: Wait then returns when the shell exits, and
+// the caller decides how long to wait for background children that still hold the pipes.
+func startShell(command, dir string, env []string) (c *exec.Cmd, stdout, stderr *os.File, err error) {
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		stdoutR.Close()
+		stdoutW.Close()
+		return nil, nil, nil, err
+	}
+	c = exec.Command("/bin/sh", "-c", command)
+	c.Dir = dir
+	c.Env = env
+	c.Stdout = stdoutW
+	c.Stderr = stderrW
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	startErr := c.Start()
+	stdoutW.Close()
+	stderrW.Close()
+	if startErr != nil {
+		stdoutR.Close()
+		stderrR.Close()
+		return nil, nil, nil, startErr
+	}
+	return c, stdoutR, stderrR, nil
 }
 
 // environ builds the complete environment, sorted for reproducibility.

@@ -67,27 +67,9 @@ func runJob(conn io.ReadWriter, dir string, cfg jobConfig) error {
 		}
 	}
 
-	// Requests are read ahead by a goroutine, so that the end of the connection (the controller
-	// gave up or went away) interrupts a running command at once.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	requests := make(chan request)
-	go func() {
-		defer cancel()
-		defer close(requests)
-		dec := gob.NewDecoder(bufio.NewReader(conn))
-		for {
-			var req request
-			if err := dec.Decode(&req); err != nil {
-				return
-			}
-			select {
-			case requests <- req:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	requests := readRequests(ctx, cancel, conn)
 
 	req, ok := <-requests
 	if !ok {
@@ -96,22 +78,7 @@ func runJob(conn io.ReadWriter, dir string, cfg jobConfig) error {
 	if req.Op != opOpen || req.Open == nil {
 		return j.reply(response{Err: "the session must start with " + opOpen})
 	}
-	o := req.Open
-	if !o.Egress {
-		if err := denyNetwork(); err != nil {
-			_ = j.reply(response{Err: err.Error()})
-			return err
-		}
-	}
-	j.track = o.Track
-	// Scratch files of the tools go to the job's own TMPDIR, deleted with it, unless the user set one.
-	env := map[string]string{"TMPDIR": filepath.Join(j.dir, "tmp")}
-	for k, v := range o.Env {
-		env[k] = v
-	}
-	j.runner = &command{Path: o.Path, Home: filepath.Join(j.dir, "home"), Env: env,
-		DefaultTimeout: o.DefaultTimeout, MaxOutput: o.MaxOutput, KillDescendants: true}
-	if err := j.reply(response{}); err != nil {
+	if err := j.open(req.Open); err != nil {
 		return err
 	}
 	if err := j.receiveTree(requests); err != nil {
@@ -138,6 +105,50 @@ func runJob(conn io.ReadWriter, dir string, cfg jobConfig) error {
 		}
 	}
 	return nil
+}
+
+// readRequests reads the requests of conn ahead, in a goroutine, so that the end of the
+// connection (the controller gave up or went away) interrupts a running command at once: it
+// cancels ctx then, and closes the channel.
+func readRequests(ctx context.Context, cancel context.CancelFunc, conn io.Reader) <-chan request {
+	requests := make(chan request)
+	go func() {
+		defer cancel()
+		defer close(requests)
+		dec := gob.NewDecoder(bufio.NewReader(conn))
+		for {
+			var req request
+			if err := dec.Decode(&req); err != nil {
+				return
+			}
+			select {
+			case requests <- req:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return requests
+}
+
+// open sets the session up as the controller asked (o): no network without egress, and the
+// runner of its commands. It answers the request.
+func (j *job) open(o *openRequest) error {
+	if !o.Egress {
+		if err := denyNetwork(); err != nil {
+			_ = j.reply(response{Err: err.Error()})
+			return err
+		}
+	}
+	j.track = o.Track
+	// Scratch files of the tools go to the job's own TMPDIR, deleted with it, unless the user set one.
+	env := map[string]string{"TMPDIR": filepath.Join(j.dir, "tmp")}
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	j.runner = &command{Path: o.Path, Home: filepath.Join(j.dir, "home"), Env: env,
+		DefaultTimeout: o.DefaultTimeout, MaxOutput: o.MaxOutput, KillDescendants: true}
+	return j.reply(response{})
 }
 
 func (j *job) reply(resp response) error { return j.enc.Encode(&resp) }

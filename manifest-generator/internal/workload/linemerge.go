@@ -20,7 +20,8 @@ const maxMergeLines = 5000
 // re-indented like their neighbours in orig. Parts of orig that kyaml
 // writes differently (a folded scalar, an escaped string, blank lines) are
 // kept or removed as a whole. The result must parse to after, otherwise ok
-// is false and the caller falls back to encAfter.
+// is false and the caller falls back to encAfter. It reads best whole: the replay of the
+// diff on the aligned chunks, in the order it writes the lines.
 func mergeLines(orig, encBefore, encAfter []byte, after *kyaml.Node) ([]byte, bool) {
 	o := bytes.SplitAfter(orig, []byte("\n"))
 	if len(o) > 0 && len(o[len(o)-1]) == 0 {
@@ -45,39 +46,11 @@ func mergeLines(orig, encBefore, encAfter []byte, after *kyaml.Node) ([]byte, bo
 		}
 	}
 
-	// Chunks of orig aligned with encBefore: a single line that matches, or
-	// a run of lines written differently (m orig lines for n encoded ones).
 	origText := make([]string, len(o))
 	for i := range o {
 		origText[i] = string(o[i])
 	}
-	type chunk struct{ o0, o1, b0, b1 int }
-	var chunks []chunk
-	var pending *chunk
-	flushPending := func() {
-		if pending != nil {
-			chunks = append(chunks, *pending)
-			pending = nil
-		}
-	}
-	for _, op := range diffLines(origText, b, sameWords) {
-		switch op.kind {
-		case opKeep:
-			flushPending()
-			chunks = append(chunks, chunk{op.x, op.x + 1, op.y, op.y + 1})
-		case opDelete: // only in orig
-			if pending == nil {
-				pending = &chunk{op.x, op.x, op.y, op.y}
-			}
-			pending.o1 = op.x + 1
-		case opInsert: // only in encBefore
-			if pending == nil {
-				pending = &chunk{op.x, op.x, op.y, op.y}
-			}
-			pending.b1 = op.y + 1
-		}
-	}
-	flushPending()
+	chunks := alignChunks(origText, b)
 
 	eol := "\n"
 	if bytes.Contains(orig, []byte("\r\n")) {
@@ -131,6 +104,43 @@ func mergeLines(orig, encBefore, encAfter []byte, after *kyaml.Node) ([]byte, bo
 		return nil, false
 	}
 	return text, true
+}
+
+// chunk is a run of lines of the original file (o0 to o1) aligned with a run of the encoded
+// ones (b0 to b1).
+type chunk struct{ o0, o1, b0, b1 int }
+
+// alignChunks aligns the lines of the original file with those kyaml encoded before the change:
+// each chunk is a single line that matches (ignoring the amount of whitespace), or a run of
+// lines written differently (m original lines for n encoded ones).
+func alignChunks(orig, encoded []string) []chunk {
+	var chunks []chunk
+	var pending *chunk
+	flushPending := func() {
+		if pending != nil {
+			chunks = append(chunks, *pending)
+			pending = nil
+		}
+	}
+	for _, op := range diffLines(orig, encoded, sameWords) {
+		switch op.kind {
+		case opKeep:
+			flushPending()
+			chunks = append(chunks, chunk{op.x, op.x + 1, op.y, op.y + 1})
+		case opDelete: // only in orig
+			if pending == nil {
+				pending = &chunk{op.x, op.x, op.y, op.y}
+			}
+			pending.o1 = op.x + 1
+		case opInsert: // only in encBefore
+			if pending == nil {
+				pending = &chunk{op.x, op.x, op.y, op.y}
+			}
+			pending.b1 = op.y + 1
+		}
+	}
+	flushPending()
+	return chunks
 }
 
 // sameWords compares lines ignoring the amount of whitespace.

@@ -12,6 +12,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -107,30 +108,9 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *so
 	}
 	conditions.MarkTrue(obj, sourcev1.ArtifactOutdatedCondition, sourcev1.NewRevisionReason, "new revision '%s'", revision)
 
-	img, err := desc.Image()
+	manifest, blob, err := r.pullLayer(obj, desc, ref, selector)
 	if err != nil {
-		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("'%s' is not an OCI artifact: %w", ref, err))
-	}
-	manifest, err := img.Manifest()
-	if err != nil {
-		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("reading the manifest of '%s': %w", ref, err))
-	}
-	layer, err := selectLayer(img, manifest, selector)
-	if err != nil {
-		return r.fetchFailed(obj, sourcev1.OCILayerOperationFailedReason, reconcile.TerminalError(err))
-	}
-	// Refused before the download by the size the manifest gives, and bounded while reading as
-	// the registry may send more.
-	size, err := layer.Size()
-	if err != nil {
-		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("reading the layer size of '%s': %w", ref, err))
-	}
-	if r.MaxLayerSize > 0 && size > r.MaxLayerSize {
-		return r.fetchFailed(obj, sourcev1.SourceTooLargeReason, fmt.Errorf("pulling the layer of '%s': %w", ref, r.layerTooLarge(size, false)))
-	}
-	blob, err := layer.Compressed()
-	if err != nil {
-		return r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("pulling the layer of '%s': %w", ref, err))
+		return err
 	}
 	defer blob.Close()
 	// What an earlier attempt failed to fetch no longer matters: this attempt says.
@@ -151,6 +131,38 @@ func (r *OCIRepositoryReconciler) reconcileArtifact(ctx context.Context, obj *so
 	obj.Status.ObservedIgnore = obj.Spec.Ignore
 	obj.Status.ObservedLayerSelector = selector
 	return nil
+}
+
+// pullLayer starts the download of the artifact's layer that the selector picks, once the
+// manifest says its size is within the limit: the blob is read by the caller.
+func (r *OCIRepositoryReconciler) pullLayer(obj *sourcev1.OCIRepository, desc *remote.Descriptor, ref name.Reference,
+	selector *sourcev1.OCILayerSelector) (*v1.Manifest, io.ReadCloser, error) {
+	img, err := desc.Image()
+	if err != nil {
+		return nil, nil, r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("'%s' is not an OCI artifact: %w", ref, err))
+	}
+	manifest, err := img.Manifest()
+	if err != nil {
+		return nil, nil, r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("reading the manifest of '%s': %w", ref, err))
+	}
+	layer, err := selectLayer(img, manifest, selector)
+	if err != nil {
+		return nil, nil, r.fetchFailed(obj, sourcev1.OCILayerOperationFailedReason, reconcile.TerminalError(err))
+	}
+	// Refused before the download by the size the manifest gives, and bounded while reading as
+	// the registry may send more.
+	size, err := layer.Size()
+	if err != nil {
+		return nil, nil, r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("reading the layer size of '%s': %w", ref, err))
+	}
+	if r.MaxLayerSize > 0 && size > r.MaxLayerSize {
+		return nil, nil, r.fetchFailed(obj, sourcev1.SourceTooLargeReason, fmt.Errorf("pulling the layer of '%s': %w", ref, r.layerTooLarge(size, false)))
+	}
+	blob, err := layer.Compressed()
+	if err != nil {
+		return nil, nil, r.fetchFailed(obj, sourcev1.OCIPullFailedReason, fmt.Errorf("pulling the layer of '%s': %w", ref, err))
+	}
+	return manifest, blob, nil
 }
 
 // storeLayer stores the layer as is (copy) or extracts it and archives its content with the

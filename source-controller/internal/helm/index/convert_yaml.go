@@ -675,7 +675,8 @@ var keepKeysLower = func() map[string]bool {
 
 // filterChunk appends to dst the chunk of one chart with the fields outside keepKeys blanked.
 // It works on entries written in block style, a "- " line starting each and its keys one
-// per line at one indentation, and leaves anything else as it is.
+// per line at one indentation, and leaves anything else as it is. It reads best whole: one
+// pass over the lines, a state machine whose transitions are all here.
 func filterChunk(dst, chunk []byte) []byte {
 	first := true
 	seqIndent := -1 // indentation of the dashes of the chart's list
