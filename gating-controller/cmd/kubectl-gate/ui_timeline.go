@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/gatestate"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper/calendar"
 )
@@ -93,7 +94,7 @@ func compileKeeper(gk *gatingv1alpha1.GateKeeper, cals calendarReader, now time.
 // closed until it is fixed, whatever the schedules say.
 func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper, now time.Time, cals calendarReader) ([]uiKeeper, []uiTransition, string) {
 	sort.Slice(keepers, func(i, j int) bool { return keepers[i].Name < keepers[j].Name })
-	in := keeper.NewGateInputs(gate, nil)
+	in := gatestate.NewInputs(gate, nil)
 	parsed := map[string]*keeper.Keeper{}
 	shown := []uiKeeper{}
 	var broken, unread []string
@@ -109,7 +110,7 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 			k.Error = collapse(err.Error())
 			broken = append(broken, fmt.Sprintf("'%s'", gk.Name))
 		default:
-			in.Keepers = append(in.Keepers, keeper.NamedHolder{Name: gk.Name, Holder: keeper.HolderOf(s)})
+			in.Keepers = append(in.Keepers, gatestate.Keeper{Name: gk.Name, Schedule: s})
 			parsed[gk.Name] = s
 		}
 		shown = append(shown, k)
@@ -124,7 +125,7 @@ func gateTimeline(gate *gatingv1alpha1.Gate, keepers []gatingv1alpha1.GateKeeper
 	}
 
 	until := now.Add(timelineDays * 24 * time.Hour)
-	changes, until, note := stateChanges(in, parsed, now, until)
+	changes, until, note := stateChanges(in, now, until)
 	timeline := []uiTransition{}
 	state, _ := in.StateAt(now)
 	for _, c := range changes {
@@ -158,16 +159,15 @@ type change struct {
 }
 
 // stateChanges are the instants from now until until at which the state of the gate (in) may
-// change, in order: the end of its request and the transitions of its keepers (parsed). A
+// change, in order: the end of its request and the transitions of its keepers. A
 // keeper that changes too often shortens the timeline: until is where it stops then, and note
 // says why.
-func stateChanges(in keeper.GateInputs, parsed map[string]*keeper.Keeper, now, until time.Time) (changes []change, _ time.Time, note string) {
+func stateChanges(in gatestate.Inputs, now, until time.Time) (changes []change, _ time.Time, note string) {
 	if in.ResetAt != nil && in.ResetAt.After(now) && in.ResetAt.Before(until) {
 		changes = append(changes, change{at: *in.ResetAt, zone: time.UTC})
 	}
 	for _, k := range in.Keepers {
-		kp := parsed[k.Name]
-		ts, complete := kp.Transitions(now, until, maxKeeperTransitions)
+		ts, complete := k.Schedule.Transitions(now, until, maxKeeperTransitions)
 		if !complete {
 			note = fmt.Sprintf("GateKeeper '%s' changes more than %d times in %d days: the timeline stops at its last one shown",
 				k.Name, maxKeeperTransitions, timelineDays)
@@ -176,7 +176,7 @@ func stateChanges(in keeper.GateInputs, parsed map[string]*keeper.Keeper, now, u
 			}
 		}
 		for _, t := range ts {
-			changes = append(changes, change{at: t.At, zone: kp.Location()})
+			changes = append(changes, change{at: t.At, zone: k.Schedule.Location()})
 		}
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })

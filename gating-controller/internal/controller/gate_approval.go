@@ -16,6 +16,7 @@ import (
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/approval"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/gatestate"
 )
 
 // The Approved condition and the events of approvals (docs/gate.md, "Approvals").
@@ -36,12 +37,12 @@ const (
 // +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gateapprovals,verbs=get;list;watch;patch
 
 // pendingRequest is req as status.approval.pending records it.
-func pendingRequest(req request) gatingv1.GatePendingRequest {
+func pendingRequest(req gatestate.Request) gatingv1.GatePendingRequest {
 	p := gatingv1.GatePendingRequest{
-		RequestedBy: req.requestedBy, RequestedAt: metav1.NewTime(req.at), Reason: req.reason, Revision: req.revision,
+		RequestedBy: req.RequestedBy, RequestedAt: metav1.NewTime(req.At), Reason: req.Reason, Revision: req.Revision,
 	}
-	if req.duration != nil {
-		p.Duration = &metav1.Duration{Duration: *req.duration}
+	if req.Duration != nil {
+		p.Duration = &metav1.Duration{Duration: *req.Duration}
 	}
 	return p
 }
@@ -56,7 +57,7 @@ type approvalOutcome struct {
 // makes the gate their owner), counts the responses to the pending open request, and opens the
 // gate (applies the request) once they satisfy spec.approval. newPending: the request became
 // pending in this reconcile.
-func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.Gate, keepers []compiledKeeper, now time.Time, newPending bool) (approvalOutcome, error) {
+func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.Gate, keepers []gatestate.Keeper, now time.Time, newPending bool) (approvalOutcome, error) {
 	spec := gate.Spec.Approval
 	if spec == nil {
 		conditions.Delete(gate, ApprovedCondition)
@@ -103,7 +104,7 @@ func (r *GateReconciler) reconcileApproval(ctx context.Context, gate *gatingv1.G
 			r.EventRecorder.Event(gate, corev1.EventTypeWarning, ApprovalRefusedReason, msg)
 		}
 	}
-	state, _ := newGateInputs(gate, keepers).StateAt(now)
+	state, _ := gatestate.NewInputs(gate, keepers).StateAt(now)
 	r.markApproved(ctx, gate, newPending, now, state)
 	return out, nil
 }
@@ -140,7 +141,7 @@ func (r *GateReconciler) recordResponses(ctx context.Context, gate *gatingv1.Gat
 			Name: ga.Name, User: ga.Spec.User, Decision: ga.Spec.Decision, Reason: ga.Spec.Reason,
 			Revision: ga.Spec.Revision, Time: metav1.NewTime(now),
 		}
-		entry.Request, entry.Refused = approval.Answer(st, ga.CreationTimestamp.Time, clockSkew)
+		entry.Request, entry.Refused = approval.Answer(st, ga.CreationTimestamp.Time, gatestate.ClockSkew)
 		if err := r.own(ctx, ga, gate); err != nil {
 			return nil, nil, err
 		}
@@ -154,14 +155,14 @@ func (r *GateReconciler) recordResponses(ctx context.Context, gate *gatingv1.Gat
 }
 
 // openApproved applies the approved pending request of the gate, as the approvers' request.
-func (r *GateReconciler) openApproved(ctx context.Context, gate *gatingv1.Gate, keepers []compiledKeeper, now time.Time) {
+func (r *GateReconciler) openApproved(ctx context.Context, gate *gatingv1.Gate, keepers []gatestate.Keeper, now time.Time) {
 	st := gate.Status.Approval
-	keeperState, _ := newGateInputs(gate, keepers).KeeperState(now)
-	req := request{state: gatingv1.GateOpened, at: now, reason: st.Pending.Reason, requestedBy: st.Pending.RequestedBy}
+	keeperState, _ := gatestate.NewInputs(gate, keepers).KeeperState(now)
+	req := gatestate.Request{State: gatingv1.GateOpened, At: now, Reason: st.Pending.Reason, RequestedBy: st.Pending.RequestedBy}
 	if st.Pending.Duration != nil {
-		req.duration = &st.Pending.Duration.Duration
+		req.Duration = &st.Pending.Duration.Duration
 	}
-	if ok, why := applyRequest(gate, req, keeperState); !ok {
+	if ok, why := gatestate.ApplyRequest(gate, req, keeperState); !ok {
 		log.FromContext(ctx).Info(why)
 		return
 	}
@@ -245,7 +246,7 @@ func responseIndex(st *gatingv1.GateApprovalStatus, name string) int {
 // answersPending: an open request is pending approval, and a GateApproval created then answers
 // it.
 func answersPending(st *gatingv1.GateApprovalStatus, created time.Time) bool {
-	request, _ := approval.Answer(st, created, clockSkew)
+	request, _ := approval.Answer(st, created, gatestate.ClockSkew)
 	return request != nil
 }
 

@@ -27,6 +27,7 @@ import (
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/approval"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/gatestate"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
 )
 
@@ -103,11 +104,11 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 		return ctrl.Result{}, err
 	}
 
-	in := newGateInputs(gate, keepers)
-	decision := in.decide(now)
-	if applied && decision.cause == "default" && gate.Status.Request.State == decision.state {
+	in := gatestate.NewInputs(gate, keepers)
+	decision := in.Decide(now)
+	if applied && decision.Cause == "default" && gate.Status.Request.State == decision.State {
 		// A request for the default state caused this: history and events say so.
-		decision.cause = "request"
+		decision.Cause = "request"
 	}
 	r.record(ctx, gate, decision, now)
 	r.markReady(gate, in, decision)
@@ -115,13 +116,13 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	requeue := jitter.JitteredIntervalDuration(gateInterval(gate))
 	for _, k := range keepers {
 		// A calendar whose source no watch may report on (a failed download).
-		if k.retry > 0 && k.retry < requeue {
-			requeue = k.retry
+		if k.Retry > 0 && k.Retry < requeue {
+			requeue = k.Retry
 		}
 	}
-	if decision.next != nil {
+	if decision.Next != nil {
 		// Wake up right at the transition, a little after so the new state is in force.
-		if d := decision.next.Sub(now) + 100*time.Millisecond; d < requeue {
+		if d := decision.Next.Sub(now) + 100*time.Millisecond; d < requeue {
 			requeue = d
 		}
 	}
@@ -137,12 +138,12 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 // keepersOf returns the GateKeepers of the gate, by name. Invalid ones come with their error:
 // they are Stalled in their own status, and hold the gate closed when they could close it
 // (failsClosed).
-func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]compiledKeeper, error) {
+func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]gatestate.Keeper, error) {
 	list := &gatingv1.GateKeeperList{}
 	if err := r.List(ctx, list, client.InNamespace(gate.Namespace), client.MatchingFields{gateKeeperGateIndex: gate.Name}); err != nil {
 		return nil, fmt.Errorf("listing the GateKeepers of the gate: %w", err)
 	}
-	keepers := make([]compiledKeeper, 0, len(list.Items))
+	keepers := make([]gatestate.Keeper, 0, len(list.Items))
 	now := r.Clock.Now()
 	rd := keeper.CalendarReader{Client: readerOr(r.apiReader, r.Client), Fetcher: r.Artifacts}
 	for _, gk := range list.Items {
@@ -150,19 +151,19 @@ func (r *GateReconciler) keepersOf(ctx context.Context, gate *gatingv1.Gate) ([]
 		if err != nil && keeper.IsTransient(err) {
 			return nil, err
 		}
-		k := compiledKeeper{name: gk.Name, schedule: s, err: err, failsClosed: err != nil && failsClosed(gk.Spec),
-			retry: soonest(r.watched.retry(&gk), keeper.WatchlessRetry(err))}
+		k := gatestate.Keeper{Name: gk.Name, Schedule: s, Err: err, FailsClosed: err != nil && failsClosed(gk.Spec),
+			Retry: soonest(r.watched.retry(&gk), keeper.WatchlessRetry(err))}
 		if stale != nil {
-			k.retry = soonest(k.retry, keeper.DownloadRetry)
+			k.Retry = soonest(k.Retry, keeper.DownloadRetry)
 		}
 		keepers = append(keepers, k)
 	}
-	sort.Slice(keepers, func(i, j int) bool { return keepers[i].name < keepers[j].name })
+	sort.Slice(keepers, func(i, j int) bool { return keepers[i].Name < keepers[j].Name })
 	return keepers, nil
 }
 
 // reportKeeperFailures sets the KeeperFailed condition and warns once per new failure.
-func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv1.Gate, keepers []compiledKeeper) {
+func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv1.Gate, keepers []gatestate.Keeper) {
 	failed, recovered := markKeeperFailed(gate, keepers)
 	switch {
 	case failed != "":
@@ -178,12 +179,12 @@ func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv
 // handleRequests applies the new requests of the gate's annotations, warns about those it
 // ignores, and says whether one was applied, and whether an open request became pending approval
 // (a gate with spec.approval).
-func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate, keepers []compiledKeeper, now time.Time) (applied, pending bool) {
-	requests, warnings := takeRequests(gate, now)
-	in := newGateInputs(gate, keepers)
+func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate, keepers []gatestate.Keeper, now time.Time) (applied, pending bool) {
+	requests, warnings := gatestate.TakeRequests(gate, now)
+	in := gatestate.NewInputs(gate, keepers)
 	keeperState, _ := in.KeeperState(now)
 	for _, req := range requests {
-		if gate.Spec.Approval != nil && req.state == gatingv1.GateOpened {
+		if gate.Spec.Approval != nil && req.State == gatingv1.GateOpened {
 			ok, why := approval.Pend(&gate.Status, pendingRequest(req))
 			if !ok {
 				warnings = append(warnings, why)
@@ -191,10 +192,10 @@ func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate
 			pending = pending || ok
 			continue
 		}
-		if gate.Spec.Approval != nil && approval.Withdraw(gate.Status.Approval, req.at) {
+		if gate.Spec.Approval != nil && approval.Withdraw(gate.Status.Approval, req.At) {
 			pending = false
 		}
-		ok, why := applyRequest(gate, req, keeperState)
+		ok, why := gatestate.ApplyRequest(gate, req, keeperState)
 		if !ok {
 			warnings = append(warnings, why)
 		}
@@ -209,59 +210,59 @@ func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate
 
 // record writes the decision into the status and, when the gate changes state, into the history,
 // an event, a log line and the metrics.
-func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gateDecision, now time.Time) {
+func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gatestate.Decision, now time.Time) {
 	// The history, not the Opened condition, says what was recorded last: a status whose
 	// condition got ahead of its history (written in two requests, as this controller once
 	// did, and stopped in between) still gets the transition recorded.
-	changed := len(gate.Status.History) == 0 || gate.Status.History[0].Opened != d.opened()
+	changed := len(gate.Status.History) == 0 || gate.Status.History[0].Opened != d.Opened()
 	var previous *gatingv1.GateTransition
 	if len(gate.Status.History) > 0 {
 		previous = gate.Status.History[0].DeepCopy()
 	}
 
-	if d.opened() {
-		conditions.MarkTrue(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
+	if d.Opened() {
+		conditions.MarkTrue(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "%s", d.Message)
 	} else {
-		conditions.MarkFalse(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "%s", d.message)
+		conditions.MarkFalse(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "%s", d.Message)
 	}
 	// What consumers read to know that the gate is opened for one revision only (shared/gates).
-	gate.Status.OpenedForRevision = d.revision
-	if d.next != nil {
-		t := metav1.NewTime(*d.next)
+	gate.Status.OpenedForRevision = d.Revision
+	if d.Next != nil {
+		t := metav1.NewTime(*d.Next)
 		gate.Status.NextTransitionAt = &t
 	} else {
 		gate.Status.NextTransitionAt = nil
 	}
-	gateOpen.WithLabelValues(gate.Namespace, gate.Name).Set(boolGauge(d.opened()))
+	gateOpen.WithLabelValues(gate.Namespace, gate.Name).Set(boolGauge(d.Opened()))
 	if !changed {
 		return
 	}
 
 	entry := gatingv1.GateTransition{
-		Time: metav1.NewTime(now), Opened: d.opened(), Cause: d.cause, Reason: d.reason, RequestedBy: d.requestedBy,
-		ApprovedBy: d.approvedBy,
+		Time: metav1.NewTime(now), Opened: d.Opened(), Cause: d.Cause, Reason: d.Reason, RequestedBy: d.RequestedBy,
+		ApprovedBy: d.ApprovedBy,
 	}
 	gate.Status.History = append([]gatingv1.GateTransition{entry}, gate.Status.History...)
 	if len(gate.Status.History) > historyLimit {
 		gate.Status.History = gate.Status.History[:historyLimit]
 	}
-	gateTransitions.WithLabelValues(gate.Namespace, gate.Name, string(d.state)).Inc()
+	gateTransitions.WithLabelValues(gate.Namespace, gate.Name, string(d.State)).Inc()
 
 	verb, reason := "closing", GateClosedReason
-	if d.opened() {
+	if d.Opened() {
 		verb, reason = "opening", GateOpenedReason
 	}
 	msg := fmt.Sprintf("%s gate: '%s'", verb, transitionReason(d))
-	log.FromContext(ctx).Info(msg, "closed", fmt.Sprint(!d.opened()), "cause", d.cause, "requestedBy", d.requestedBy)
-	event := d.message + " (" + d.cause
-	if d.requestedBy != "" {
-		event += ", requested by " + d.requestedBy
+	log.FromContext(ctx).Info(msg, "closed", fmt.Sprint(!d.Opened()), "cause", d.Cause, "requestedBy", d.RequestedBy)
+	event := d.Message + " (" + d.Cause
+	if d.RequestedBy != "" {
+		event += ", requested by " + d.RequestedBy
 	}
-	if len(d.approvedBy) > 0 {
-		event += ", approved by " + strings.Join(d.approvedBy, ", ")
+	if len(d.ApprovedBy) > 0 {
+		event += ", approved by " + strings.Join(d.ApprovedBy, ", ")
 	}
-	if d.reason != "" {
-		event += ": " + d.reason
+	if d.Reason != "" {
+		event += ": " + d.Reason
 	}
 	r.EventRecorder.Event(gate, corev1.EventTypeNormal, reason, event+")")
 	r.notifyTransition(gate, d, previous, now, event+")")
@@ -269,10 +270,10 @@ func (r *GateReconciler) record(ctx context.Context, gate *gatingv1.Gate, d gate
 
 // markReady sets Ready with the cause of the gate's state. A broken GateKeeper makes it False
 // (reason InvalidSchedule): the gate is evaluated, but not as its keepers were meant to keep it.
-func (r *GateReconciler) markReady(gate *gatingv1.Gate, in gateInputs, d gateDecision) {
-	msg := in.cause(d) + approval.Note(gate.Spec.Approval, gate.Status.Approval)
+func (r *GateReconciler) markReady(gate *gatingv1.Gate, in gatestate.Inputs, d gatestate.Decision) {
+	msg := in.Cause(d) + approval.Note(gate.Spec.Approval, gate.Status.Approval)
 	if conditions.IsTrue(gate, KeeperFailedCondition) {
-		if !d.broken {
+		if !d.Broken {
 			msg += "; a GateKeeper of the gate cannot be evaluated (see KeeperFailed)"
 		}
 		conditions.MarkFalse(gate, meta.ReadyCondition, InvalidScheduleReason, "%s", msg)
@@ -282,11 +283,11 @@ func (r *GateReconciler) markReady(gate *gatingv1.Gate, in gateInputs, d gateDec
 }
 
 // transitionReason is what the log line of a transition quotes: the request's reason when given.
-func transitionReason(d gateDecision) string {
-	if d.reason != "" {
-		return d.reason
+func transitionReason(d gatestate.Decision) string {
+	if d.Reason != "" {
+		return d.Reason
 	}
-	return d.message
+	return d.Message
 }
 
 func gateInterval(gate *gatingv1.Gate) time.Duration {

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/gatestate"
 )
 
 // A status whose Opened condition got ahead of its history (written in two requests and
@@ -28,7 +29,7 @@ func TestRecordAfterAnInterruptedStatusWrite(t *testing.T) {
 	gate.Status.History = []gatingv1.GateTransition{{Time: metav1.NewTime(now.Add(-time.Hour)), Opened: true, Cause: "default"}}
 	conditions.MarkFalse(gate, gatesapi.OpenedCondition, ReconciliationSucceededReason, "Gate close requested")
 
-	closeRequest := gateDecision{state: gatingv1.GateClosed, cause: "request", reason: "freeze", requestedBy: "alice", message: "Gate close requested"}
+	closeRequest := gatestate.Decision{State: gatingv1.GateClosed, Cause: "request", Reason: "freeze", RequestedBy: "alice", Message: "Gate close requested"}
 	r.record(context.Background(), gate, closeRequest, now)
 	g.Expect(gate.Status.History).To(HaveLen(2))
 	g.Expect(gate.Status.History[0]).To(Equal(gatingv1.GateTransition{

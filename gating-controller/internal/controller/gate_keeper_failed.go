@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/gatestate"
 )
 
 const (
@@ -34,24 +35,24 @@ func failsClosed(spec gatingv1.GateKeeperSpec) bool {
 
 // keeperFailures is the message of the KeeperFailed condition: each broken keeper, by name, with
 // what it does to the gate and its parse error; empty when every keeper is fine.
-func keeperFailures(keepers []compiledKeeper) string {
+func keeperFailures(keepers []gatestate.Keeper) string {
 	var parts []string
 	for _, k := range keepers {
-		if k.err == nil {
+		if k.Err == nil {
 			continue
 		}
 		effect := "the gate is held closed until it is fixed"
-		if !k.failsClosed {
+		if !k.FailsClosed {
 			effect = "it lists no schedule and does not affect the gate"
 		}
-		parts = append(parts, fmt.Sprintf("GateKeeper '%s' cannot be evaluated, %s: %s", k.name, effect, k.err))
+		parts = append(parts, fmt.Sprintf("GateKeeper '%s' cannot be evaluated, %s: %s", k.Name, effect, k.Err))
 	}
 	return strings.Join(parts, "; ")
 }
 
 // markKeeperFailed sets or removes the KeeperFailed condition and says what changed, for the
 // event: the new message when the failures are new or different, recovered when they are gone.
-func markKeeperFailed(gate *gatingv1.Gate, keepers []compiledKeeper) (failed string, recovered bool) {
+func markKeeperFailed(gate *gatingv1.Gate, keepers []gatestate.Keeper) (failed string, recovered bool) {
 	msg := keeperFailures(keepers)
 	old := conditions.Get(gate, KeeperFailedCondition)
 	if msg == "" {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/gatestate"
 )
 
 // override is a manual request of the gate that beats a keeper's schedule now.
@@ -44,5 +45,5 @@ func (o *override) message(gk *gatingv1.GateKeeper) string {
 		until = " until " + o.end.UTC().Format(time.RFC3339)
 	}
 	return fmt.Sprintf("Gate '%s' would be kept %s, but the %s request%s overrides this GateKeeper%s",
-		gk.Spec.Gate, gk.Status.Active, requestVerb(o.request.State), who, until)
+		gk.Spec.Gate, gk.Status.Active, gatestate.RequestVerb(o.request.State), who, until)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/gatestate"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/notify"
 )
 
@@ -29,22 +30,22 @@ func gateEvent(gate *gatingv1.Gate, kind gatingv1.GateEventType, now time.Time) 
 // notifyTransition hands the gate's change of state to the notifier: previous is the state
 // recorded before (no notification for the first state of a new gate), message the sentence of
 // the gate's own event.
-func (r *GateReconciler) notifyTransition(gate *gatingv1.Gate, d gateDecision, previous *gatingv1.GateTransition, now time.Time, message string) {
+func (r *GateReconciler) notifyTransition(gate *gatingv1.Gate, d gatestate.Decision, previous *gatingv1.GateTransition, now time.Time, message string) {
 	if r.Notifier == nil || previous == nil {
 		return
 	}
 	kind := gatingv1.GateEventClosed
-	if d.opened() {
+	if d.Opened() {
 		kind = gatingv1.GateEventOpened
 	}
 	ev := gateEvent(gate, kind, now)
-	ev.State, ev.PreviousState = string(d.state), stateName(previous.Opened)
-	ev.Reason, ev.Message, ev.Cause, ev.RequestedBy = d.reason, message, d.cause, d.requestedBy
-	if k, ok := strings.CutPrefix(d.cause, "gatekeeper/"); ok {
+	ev.State, ev.PreviousState = string(d.State), stateName(previous.Opened)
+	ev.Reason, ev.Message, ev.Cause, ev.RequestedBy = d.Reason, message, d.Cause, d.RequestedBy
+	if k, ok := strings.CutPrefix(d.Cause, "gatekeeper/"); ok {
 		ev.GateKeeper = k
 	}
-	if d.next != nil {
-		until := d.next.UTC()
+	if d.Next != nil {
+		until := d.Next.UTC()
 		ev.Until = &until
 	}
 	r.Notifier.Enqueue(ev)
@@ -52,7 +53,7 @@ func (r *GateReconciler) notifyTransition(gate *gatingv1.Gate, d gateDecision, p
 
 // notifyKeeperFailed hands a new failure of the gate's keepers to the notifier: the first broken
 // keeper is named, the message lists them all.
-func (r *GateReconciler) notifyKeeperFailed(gate *gatingv1.Gate, keepers []compiledKeeper, message string) {
+func (r *GateReconciler) notifyKeeperFailed(gate *gatingv1.Gate, keepers []gatestate.Keeper, message string) {
 	if r.Notifier == nil {
 		return
 	}
@@ -60,8 +61,8 @@ func (r *GateReconciler) notifyKeeperFailed(gate *gatingv1.Gate, keepers []compi
 	ev.State = stateName(conditions.IsTrue(gate, gatesapi.OpenedCondition))
 	ev.Message = message
 	for _, k := range keepers {
-		if k.err != nil {
-			ev.GateKeeper, ev.Cause, ev.Reason = k.name, "gatekeeper/"+k.name, k.err.Error()
+		if k.Err != nil {
+			ev.GateKeeper, ev.Cause, ev.Reason = k.Name, "gatekeeper/"+k.Name, k.Err.Error()
 			break
 		}
 	}

@@ -1,4 +1,4 @@
-package controller
+package gatestate
 
 import (
 	"fmt"
@@ -6,41 +6,41 @@ import (
 	"time"
 )
 
-// cause is the one-line explanation of the gate's current state that the Ready condition carries
+// Cause is the one-line explanation of the gate's current state that the Ready condition carries
 // and `kubectl gate status` shows: which request, schedule or default put the gate in its state,
 // and until when. The Opened message keeps its documented forms ("Gate scheduled for opening at
 // T"), which name the next change but not why the gate is in its state now.
-func (in gateInputs) cause(d gateDecision) string {
+func (in Inputs) Cause(d Decision) string {
 	verb := "closed"
-	if d.opened() {
+	if d.Opened() {
 		verb = "opened"
 	}
 	until := ""
-	if d.next != nil {
-		until = " until " + d.next.UTC().Format(time.RFC3339)
+	if d.Next != nil {
+		until = " until " + d.Next.UTC().Format(time.RFC3339)
 	}
 	switch {
-	case d.cause == "request":
+	case d.Cause == "request":
 		return fmt.Sprintf("Gate %s by the %s%s", verb, in.describeRequest(), in.requestEnd())
-	case d.cause == "approval" && d.revision != "":
-		return fmt.Sprintf("Gate %s for revision '%s' by the %s, approved by %s,%s", verb, d.revision, in.describeRequest(),
-			strings.Join(d.approvedBy, ", "), in.requestEnd())
-	case d.cause == "approval":
+	case d.Cause == "approval" && d.Revision != "":
+		return fmt.Sprintf("Gate %s for revision '%s' by the %s, approved by %s,%s", verb, d.Revision, in.describeRequest(),
+			strings.Join(d.ApprovedBy, ", "), in.requestEnd())
+	case d.Cause == "approval":
 		return fmt.Sprintf("Gate %s by the %s, approved by %s,%s", verb, in.describeRequest(),
-			strings.Join(d.approvedBy, ", "), in.requestEnd())
-	case d.cause == "default":
+			strings.Join(d.ApprovedBy, ", "), in.requestEnd())
+	case d.Cause == "default":
 		return fmt.Sprintf("Gate %s by default%s", verb, until)
-	case d.broken:
+	case d.Broken:
 		return fmt.Sprintf("Gate %s as GateKeeper '%s' cannot be evaluated (a broken schedule holds its gate closed until it is fixed)",
-			verb, strings.TrimPrefix(d.cause, "gatekeeper/"))
+			verb, strings.TrimPrefix(d.Cause, "gatekeeper/"))
 	default:
-		return fmt.Sprintf("Gate %s by the schedule of GateKeeper '%s'%s", verb, strings.TrimPrefix(d.cause, "gatekeeper/"), until)
+		return fmt.Sprintf("Gate %s by the schedule of GateKeeper '%s'%s", verb, strings.TrimPrefix(d.Cause, "gatekeeper/"), until)
 	}
 }
 
 // describeRequest names the request in force: "close request of alice".
-func (in gateInputs) describeRequest() string {
-	s := requestVerb(in.Request.State) + " request"
+func (in Inputs) describeRequest() string {
+	s := RequestVerb(in.Request.State) + " request"
 	if in.Request.RequestedBy != "" {
 		s += " of " + in.Request.RequestedBy
 	}
@@ -49,7 +49,7 @@ func (in gateInputs) describeRequest() string {
 
 // requestEnd says when the request in force ends; a request without a duration on a gate without
 // spec.window never ends by itself, and saying so is the point.
-func (in gateInputs) requestEnd() string {
+func (in Inputs) requestEnd() string {
 	if in.ResetAt == nil {
 		return " until the next request (no duration and no spec.window: it does not end by itself)"
 	}

@@ -1,4 +1,4 @@
-package controller
+package gatestate
 
 import (
 	"fmt"
@@ -12,20 +12,20 @@ import (
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
-// clockSkew is how far in the future a request time may be and still count as now: clocks of the
+// ClockSkew is how far in the future a request time may be and still count as now: clocks of the
 // user's machine and the controller's differ a little.
-const clockSkew = time.Minute
+const ClockSkew = time.Minute
 
-// request is an open or close request read from a Gate's annotations.
-type request struct {
-	state       gatingv1.GateState
-	at          time.Time
-	reason      string
-	requestedBy string
-	duration    *time.Duration
-	// revision is open.gate.fluxcd.io/revision: on a gate with spec.approval, the revision the
+// Request is an open or close request read from a Gate's annotations.
+type Request struct {
+	State       gatingv1.GateState
+	At          time.Time
+	Reason      string
+	RequestedBy string
+	Duration    *time.Duration
+	// Revision is open.gate.fluxcd.io/revision: on a gate with spec.approval, the revision the
 	// approval is for (docs/gate.md, "Revisions").
-	revision string
+	Revision string
 }
 
 // requestAnnotations are the annotation keys of one kind of request.
@@ -48,11 +48,11 @@ var requestKinds = []requestAnnotations{
 	},
 }
 
-// takeRequests returns the open and close requests of the gate's annotations that were not
+// TakeRequests returns the open and close requests of the gate's annotations that were not
 // handled yet, oldest first, and marks them handled in the status so that re-applying the same
 // annotation (from Git, say) does nothing new. Requests that cannot be honoured come back as
 // warnings saying why; they are marked handled too, so the warning is given once.
-func takeRequests(gate *gatingv1.Gate, now time.Time) (valid []request, warnings []string) {
+func TakeRequests(gate *gatingv1.Gate, now time.Time) (valid []Request, warnings []string) {
 	ann := gate.GetAnnotations()
 	for _, kind := range requestKinds {
 		raw := ann[kind.at]
@@ -61,14 +61,14 @@ func takeRequests(gate *gatingv1.Gate, now time.Time) (valid []request, warnings
 			continue
 		}
 		*handled = raw
-		verb := requestVerb(kind.state)
+		verb := RequestVerb(kind.state)
 		at, err := time.Parse(time.RFC3339, raw)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf(
 				"%s request ignored: %s '%s' is not an RFC 3339 time such as 2026-11-22T10:00:00Z", verb, kind.at, raw))
 			continue
 		}
-		if at.After(now.Add(clockSkew)) {
+		if at.After(now.Add(ClockSkew)) {
 			warnings = append(warnings, fmt.Sprintf(
 				"%s request ignored: %s '%s' is in the future (now is %s)", verb, kind.at, raw, now.UTC().Format(time.RFC3339)))
 			continue
@@ -76,9 +76,9 @@ func takeRequests(gate *gatingv1.Gate, now time.Time) (valid []request, warnings
 		if at.After(now) {
 			at = now // within the skew: it counts as now, so it is in force at once
 		}
-		req := request{state: kind.state, at: at, reason: ann[kind.reason], requestedBy: ann[kind.requestedBy]}
+		req := Request{State: kind.state, At: at, Reason: ann[kind.reason], RequestedBy: ann[kind.requestedBy]}
 		if kind.state == gatingv1.GateOpened {
-			req.revision = ann[gatingv1.OpenRevisionAnnotation]
+			req.Revision = ann[gatingv1.OpenRevisionAnnotation]
 		}
 		if d := ann[kind.duration]; d != "" {
 			dur, err := time.ParseDuration(d)
@@ -87,39 +87,39 @@ func takeRequests(gate *gatingv1.Gate, now time.Time) (valid []request, warnings
 					"%s request ignored: %s '%s' is not a positive duration such as 2h", verb, kind.duration, d))
 				continue
 			}
-			req.duration = &dur
+			req.Duration = &dur
 		}
 		valid = append(valid, req)
 	}
 	// Stable: on a tie the close request, read last, wins; closing is the safe side.
-	sort.SliceStable(valid, func(i, j int) bool { return valid[i].at.Before(valid[j].at) })
+	sort.SliceStable(valid, func(i, j int) bool { return valid[i].At.Before(valid[j].At) })
 	return valid, warnings
 }
 
-// applyRequest makes req the request in force unless a later one already is (the later of open
+// ApplyRequest makes req the request in force unless a later one already is (the later of open
 // and close wins). A request for the gate's default state returns the gate to its default at once,
 // unless a GateKeeper holds the gate in the other state: then it overrides the keeper for its
 // window like any request.
-func applyRequest(gate *gatingv1.Gate, req request, keeperState gatingv1.GateKeeperActive) (bool, string) {
+func ApplyRequest(gate *gatingv1.Gate, req Request, keeperState gatingv1.GateKeeperActive) (bool, string) {
 	st := &gate.Status
-	if st.RequestedAt != nil && req.at.Before(st.RequestedAt.Time) {
+	if st.RequestedAt != nil && req.At.Before(st.RequestedAt.Time) {
 		return false, fmt.Sprintf("%s request of %s ignored: the request of %s is later",
-			requestVerb(req.state), req.at.UTC().Format(time.RFC3339), st.RequestedAt.UTC().Format(time.RFC3339))
+			RequestVerb(req.State), req.At.UTC().Format(time.RFC3339), st.RequestedAt.UTC().Format(time.RFC3339))
 	}
-	at := metav1.NewTime(req.at)
+	at := metav1.NewTime(req.At)
 	st.RequestedAt = &at
-	st.Request = &gatingv1.GateRequest{State: req.state, Reason: req.reason, RequestedBy: req.requestedBy}
+	st.Request = &gatingv1.GateRequest{State: req.State, Reason: req.Reason, RequestedBy: req.RequestedBy}
 
-	window := req.duration
+	window := req.Duration
 	if window == nil && gate.Spec.Window != nil {
 		window = &gate.Spec.Window.Duration
 	}
-	keeperOpposes := keeperState != gatingv1.ActiveNone && string(keeperState) != string(req.state)
+	keeperOpposes := keeperState != gatingv1.ActiveNone && string(keeperState) != string(req.State)
 	switch {
-	case req.state == gate.Spec.DefaultState() && !keeperOpposes:
+	case req.State == gate.Spec.DefaultState() && !keeperOpposes:
 		st.ResetToDefaultAt = &at
 	case window != nil:
-		end := metav1.NewTime(req.at.Add(*window))
+		end := metav1.NewTime(req.At.Add(*window))
 		st.ResetToDefaultAt = &end
 	default:
 		st.ResetToDefaultAt = nil
@@ -127,8 +127,8 @@ func applyRequest(gate *gatingv1.Gate, req request, keeperState gatingv1.GateKee
 	return true, ""
 }
 
-// requestVerb names the request for a state: "open" or "close".
-func requestVerb(state gatingv1.GateState) string {
+// RequestVerb names the request for a state: "open" or "close".
+func RequestVerb(state gatingv1.GateState) string {
 	if state == gatingv1.GateClosed {
 		return "close"
 	}

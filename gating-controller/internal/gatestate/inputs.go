@@ -1,4 +1,4 @@
-package keeper
+package gatestate
 
 import (
 	"time"
@@ -6,40 +6,20 @@ import (
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 )
 
-// Holder is a GateKeeper as its gate's state sees it: the state it holds the gate in at t.
-type Holder interface {
-	Holds(t time.Time) gatingv1.GateKeeperActive
-}
-
-// HolderOf is a compiled keeper as a Holder.
-func HolderOf(k *Keeper) Holder { return keeperHolder{k} }
-
-type keeperHolder struct{ k *Keeper }
-
-func (h keeperHolder) Holds(t time.Time) gatingv1.GateKeeperActive {
-	return gatingv1.GateKeeperActive(h.k.Holds(t))
-}
-
-// NamedHolder is one GateKeeper of a gate.
-type NamedHolder struct {
-	Name   string
-	Holder Holder
-}
-
-// GateInputs is everything a gate's state depends on, in the order of docs/gate.md ("The state
+// Inputs is everything a gate's state depends on, in the order of docs/gate.md ("The state
 // of a gate"): the request in force, else its GateKeepers (closed beats opened), else its
 // default. The gating-controller decides with it, and `kubectl gate ui` draws its timeline.
-type GateInputs struct {
+type Inputs struct {
 	Default     gatingv1.GateState
 	Request     *gatingv1.GateRequest
 	RequestedAt *time.Time
 	ResetAt     *time.Time
-	Keepers     []NamedHolder
+	Keepers     []Keeper
 }
 
-// NewGateInputs reads the inputs of gate from its spec and status, with its keepers.
-func NewGateInputs(gate *gatingv1.Gate, keepers []NamedHolder) GateInputs {
-	in := GateInputs{Default: gate.Spec.DefaultState(), Request: gate.Status.Request, Keepers: keepers}
+// NewInputs reads the inputs of gate from its spec and status, with its keepers.
+func NewInputs(gate *gatingv1.Gate, keepers []Keeper) Inputs {
+	in := Inputs{Default: gate.Spec.DefaultState(), Request: gate.Status.Request, Keepers: keepers}
 	if t := gate.Status.RequestedAt; t != nil {
 		in.RequestedAt = &t.Time
 	}
@@ -51,10 +31,10 @@ func NewGateInputs(gate *gatingv1.Gate, keepers []NamedHolder) GateInputs {
 
 // KeeperState is the state the keepers hold the gate in at t (closed beats opened) and the name
 // of the first keeper holding it.
-func (in GateInputs) KeeperState(t time.Time) (gatingv1.GateKeeperActive, string) {
+func (in Inputs) KeeperState(t time.Time) (gatingv1.GateKeeperActive, string) {
 	state, name := gatingv1.ActiveNone, ""
 	for _, k := range in.Keepers {
-		switch s := k.Holder.Holds(t); {
+		switch s := k.Holds(t); {
 		case s == gatingv1.ActiveClosed:
 			return s, k.Name
 		case s == gatingv1.ActiveOpened && state == gatingv1.ActiveNone:
@@ -66,7 +46,7 @@ func (in GateInputs) KeeperState(t time.Time) (gatingv1.GateKeeperActive, string
 
 // StateAt is the effective state at t and its cause: "request", "gatekeeper/<name>" or
 // "default", as the gate's history says.
-func (in GateInputs) StateAt(t time.Time) (gatingv1.GateState, string) {
+func (in Inputs) StateAt(t time.Time) (gatingv1.GateState, string) {
 	if in.Request != nil && in.RequestedAt != nil && !t.Before(*in.RequestedAt) &&
 		(in.ResetAt == nil || t.Before(*in.ResetAt)) {
 		// An open request opened by approvals does not override a keeper that holds the gate

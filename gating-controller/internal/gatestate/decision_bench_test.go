@@ -1,4 +1,4 @@
-package controller
+package gatestate
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ import (
 // next change of state, what every reconcile of the gate computes.
 func BenchmarkGateDecide20Keepers(b *testing.B) {
 	zones := []string{"", "Europe/London", "America/New_York", "Asia/Tokyo", "Australia/Sydney"}
-	var keepers []compiledKeeper
+	var keepers []Keeper
 	for i := range 20 {
 		spec := gatingv1.GateKeeperSpec{Gate: "prod", TimeZone: zones[i%len(zones)]}
 		switch i % 4 {
@@ -32,13 +32,13 @@ func BenchmarkGateDecide20Keepers(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		keepers = append(keepers, compiledKeeper{name: "k", schedule: s})
+		keepers = append(keepers, Keeper{Name: "k", Schedule: s})
 	}
-	in := newGateInputs(&gatingv1.Gate{Spec: gatingv1.GateSpec{Default: gatingv1.GateOpened}}, keepers)
+	in := NewInputs(&gatingv1.Gate{Spec: gatingv1.GateSpec{Default: gatingv1.GateOpened}}, keepers)
 	now := time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC)
 	b.ReportAllocs()
 	for b.Loop() {
-		if d := in.decide(now); d.message == "" {
+		if d := in.Decide(now); d.Message == "" {
 			b.Fatal("no decision")
 		}
 	}
