@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/gatestate"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/keeper"
 )
 
@@ -115,13 +116,13 @@ func (r *GateKeeperReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			"gate '%s' not found in namespace '%s'; the schedule applies once it exists", gk.Spec.Gate, gk.Namespace)
 		return result, nil
 	}
-	msg := keeperMessage(gk, k.Event(now))
-	if o := requestOverriding(gate, gk.Status.Active, now); o != nil {
+	msg := gatestate.KeeperMessage(gk, k.Event(now))
+	if o := gatestate.Overriding(gate, gk.Status.Active, now); o != nil {
 		// The keeper's schedule is not what decides the gate now: say so rather than claim a
 		// state the gate is not in, and look again when the request ends.
-		msg = o.message(gk)
-		if o.end != nil && (result.RequeueAfter == 0 || o.end.Sub(now) < result.RequeueAfter) {
-			result.RequeueAfter = o.end.Sub(now) + 100*time.Millisecond
+		msg = o.Message(gk)
+		if o.End != nil && (result.RequeueAfter == 0 || o.End.Sub(now) < result.RequeueAfter) {
+			result.RequeueAfter = o.End.Sub(now) + 100*time.Millisecond
 		}
 	}
 	conditions.MarkTrue(gk, meta.ReadyCondition, meta.SucceededReason, "%s", msg+staleNote)
@@ -139,23 +140,4 @@ func (r *GateKeeperReconciler) markBroken(gk *gatingv1.GateKeeper, reason, what 
 	conditions.MarkFalse(gk, meta.ReadyCondition, reason, "%s", msg)
 	gk.Status.Active, gk.Status.NextTransitionAt = "", nil
 	r.EventRecorder.Event(gk, corev1.EventTypeWarning, reason, msg)
-}
-
-// keeperMessage says what the keeper does to its gate now, and for which calendar event or
-// period (event; empty when none names it).
-func keeperMessage(gk *gatingv1.GateKeeper, event string) string {
-	var msg string
-	switch gk.Status.Active {
-	case gatingv1.ActiveClosed, gatingv1.ActiveOpened:
-		msg = fmt.Sprintf("Gate '%s' is kept %s", gk.Spec.Gate, gk.Status.Active)
-		if event != "" {
-			msg += fmt.Sprintf(" for '%s'", event)
-		}
-	default:
-		msg = fmt.Sprintf("No schedule of gate '%s' is active", gk.Spec.Gate)
-	}
-	if t := gk.Status.NextTransitionAt; t != nil {
-		msg += " until " + t.UTC().Format(time.RFC3339)
-	}
-	return msg
 }

@@ -34,7 +34,7 @@ func TestTakeRequests(t *testing.T) {
 		},
 		"both, oldest first": {
 			annotations: map[string]string{"open.gate.fluxcd.io/requestedAt": "2026-03-02T08:59:00Z", "close.gate.fluxcd.io/requestedAt": "2026-03-02T08:00:00Z"},
-			requests: []Request{{State: gatingv1.GateClosed, At: now.Add(-time.Hour)}, {State: gatingv1.GateOpened, At: now.Add(-time.Minute)}},
+			requests:    []Request{{State: gatingv1.GateClosed, At: now.Add(-time.Hour)}, {State: gatingv1.GateOpened, At: now.Add(-time.Minute)}},
 		},
 		"within the clock skew ahead, it counts as now": {
 			annotations: map[string]string{"close.gate.fluxcd.io/requestedAt": "2026-03-02T09:00:30Z"},
