@@ -5,10 +5,8 @@ package bootstrap
 
 import (
 	goflag "flag"
-	"fmt"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/client"
 	"github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/fluxcd/pkg/runtime/leaderelection"
@@ -38,7 +36,7 @@ type Options struct {
 
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
-	Client         client.Options
+	Client         APIClientOptions
 	RateLimiter    controller.RateLimiterOptions
 	Jitter         jitter.IntervalOptions
 }
@@ -68,16 +66,22 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, impersonation bool) {
 			"instead of one elected replica reconciling all; what needs one replica (the leader's pod label) still follows --enable-leader-election.")
 	o.Logger.BindFlags(fs)
 	o.LeaderElection.BindFlags(fs)
-	o.Client.BindFlags(fs)
-	setDefault(fs, "kube-api-qps", fmt.Sprint(DefaultKubeAPIQPS),
+	fs.Float32Var(&o.Client.QPS, "kube-api-qps", DefaultKubeAPIQPS,
 		"The largest rate of requests per second to the API server, for the controller and the accounts it impersonates. "+
 			"High by default: the API server's priority and fairness shares its capacity among clients, and a low client limit "+
 			"only makes a first apply of many objects slow (50 gave 1,000 objects in a minute).")
-	setDefault(fs, "kube-api-burst", fmt.Sprint(DefaultKubeAPIBurst),
+	fs.IntVar(&o.Client.Burst, "kube-api-burst", DefaultKubeAPIBurst,
 		"The largest burst of requests to the API server above --kube-api-qps.")
 	o.RateLimiter.BindFlags(fs)
 	o.Jitter.BindFlags(fs)
 	fs.AddGoFlagSet(goflag.CommandLine)
+}
+
+// APIClientOptions bound the controller's requests to the API server (--kube-api-qps,
+// --kube-api-burst), and those of the accounts it impersonates.
+type APIClientOptions struct {
+	QPS   float32
+	Burst int
 }
 
 // The defaults of --kube-api-qps and --kube-api-burst; see BindFlags.
@@ -85,18 +89,6 @@ const (
 	DefaultKubeAPIQPS   = 1000
 	DefaultKubeAPIBurst = 2000
 )
-
-// setDefault changes the default (and the current value) of a flag bound by a library, and its
-// help text.
-func setDefault(fs *pflag.FlagSet, name, value, usage string) {
-	f := fs.Lookup(name)
-	if f == nil {
-		return
-	}
-	_ = f.Value.Set(value)
-	f.DefValue = value
-	f.Usage = usage
-}
 
 // ControllerOptions are the controller-runtime options the flags configure for every reconciler:
 // concurrency and the retry backoff (--min-retry-delay, --max-retry-delay).
