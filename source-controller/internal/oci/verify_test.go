@@ -3,6 +3,7 @@ package oci_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -67,4 +68,35 @@ func TestNewKeyVerifierBadSecrets(t *testing.T) {
 	g.Expect(errors.Is(err, oci.ErrNoKeys)).To(BeTrue())
 	_, err = oci.NewKeyVerifier(map[string][]byte{"broken.pub": []byte("not a key")})
 	g.Expect(err).To(MatchError(ContainSubstring("public key 'broken.pub' does not load")))
+}
+
+// What a registry can make the verifier read is bounded: a payload over 64 KiB is not read (so
+// its signature verifies nothing), and a signature image of more than 64 signatures is refused.
+func TestKeyVerifierBounds(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
+	opts := reg.RemoteOptions()
+	trusted := ocitest.NewKeyPair(t)
+	v, err := oci.NewKeyVerifier(map[string][]byte{"team.pub": trusted.Public})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	annotated := push(t, reg, "apps/annotated:v1", "a: 1")
+	trusted.SignAnnotated(t, annotated, map[string]any{"team": "platform"}, opts...)
+	key, err := v.Verify(ctx, annotated, opts...)
+	g.Expect(err).NotTo(HaveOccurred(), "a payload with annotations verifies")
+	g.Expect(key).To(Equal("team.pub"))
+
+	large := push(t, reg, "apps/large:v1", "a: 2")
+	trusted.SignAnnotated(t, large, map[string]any{"padding": strings.Repeat("x", 70<<10)}, opts...)
+	_, err = v.Verify(ctx, large, opts...)
+	g.Expect(errors.Is(err, oci.ErrNotVerified)).To(BeTrue(), "%v", err)
+
+	many := push(t, reg, "apps/many:v1", "a: 3")
+	for i := range 65 {
+		trusted.SignAnnotated(t, many, map[string]any{"n": i}, opts...)
+	}
+	_, err = v.Verify(ctx, many, opts...)
+	g.Expect(err).To(MatchError(ContainSubstring("65 signatures, at most 64 are read")))
+	g.Expect(errors.Is(err, oci.ErrNotVerified)).To(BeFalse())
 }

@@ -48,13 +48,25 @@ func (k KeyPair) SignClaiming(t testing.TB, ref, claimed name.Digest, opts ...re
 	k.sign(t, ref, claimed, opts...)
 }
 
+// SignAnnotated signs ref with annotations in the payload's optional part (as `cosign sign
+// -a key=value` does), which makes the payload as large as they are.
+func (k KeyPair) SignAnnotated(t testing.TB, ref name.Digest, annotations map[string]any, opts ...remote.Option) {
+	t.Helper()
+	k.signPayload(t, ref, &payload.Cosign{Image: ref, Annotations: annotations}, opts...)
+}
+
 func (k KeyPair) sign(t testing.TB, ref, claimed name.Digest, opts ...remote.Option) {
+	t.Helper()
+	k.signPayload(t, ref, &payload.Cosign{Image: claimed}, opts...)
+}
+
+func (k KeyPair) signPayload(t testing.TB, ref name.Digest, claim *payload.Cosign, opts ...remote.Option) {
 	t.Helper()
 	sv, err := cosign.LoadPrivateKey(k.private, password, nil)
 	if err != nil {
 		t.Fatalf("loading the private key: %v", err)
 	}
-	body, err := (&payload.Cosign{Image: claimed}).MarshalJSON()
+	body, err := claim.MarshalJSON()
 	if err != nil {
 		t.Fatalf("making the payload: %v", err)
 	}
