@@ -339,8 +339,44 @@ func (c *Controller) Stop(timeout time.Duration) error {
 		case <-time.After(5 * time.Second):
 			_ = p.cmd.Process.Kill()
 		}
-		return fmt.Errorf("%s did not stop within %s of SIGTERM; its goroutines in the project's code:\n%s", c.Name, timeout, projectGoroutines(c.LogPath))
+		return fmt.Errorf("%s did not stop within %s of SIGTERM (its log, with every goroutine's stack, is kept at %s); the stages of its stop:\n%s\nits goroutines in the project's code and in controller-runtime's:\n%s",
+			c.Name, timeout, keepLog(c.LogPath), stopStages(c.LogPath), projectGoroutines(c.LogPath))
 	}
+}
+
+// keepLog copies the log at path out of the test's temporary directory, which the test removes,
+// and returns where.
+func keepLog(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	f, err := os.CreateTemp("", "sluice-stop-*.log")
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		return err.Error()
+	}
+	return f.Name()
+}
+
+// stopStages returns the lines of the log at path in which controller-runtime's manager says
+// what it stops and waits for: the last one names what the stop waited on.
+func stopStages(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "Stopping and waiting") || strings.Contains(l, "Wait completed") || strings.Contains(l, "waiting for all workers") ||
+			strings.Contains(l, "All workers finished") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // projectGoroutines returns the stacks, of the goroutine dump that ends the log at path, that
@@ -356,7 +392,7 @@ func projectGoroutines(path string) string {
 	}
 	var kept []string
 	for _, g := range strings.Split(dump, "\n\n") {
-		if strings.HasPrefix(g, "goroutine ") && strings.Contains(g, "github.com/sluice-gitops/sluice/") {
+		if strings.HasPrefix(g, "goroutine ") && (strings.Contains(g, "github.com/sluice-gitops/sluice/") || strings.Contains(g, "sigs.k8s.io/controller-runtime/")) {
 			kept = append(kept, g)
 		}
 	}

@@ -10,9 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/sluice-gitops/sluice/shared/sharding"
@@ -80,6 +82,12 @@ func (o *Options) NewManager(name string, scheme *runtime.Scheme, owned ...clien
 		RetryPeriod:                   &o.LeaderElection.RetryPeriod,
 		Cache:                         cacheOpts,
 		Client:                        ClientOptions(),
+		// controller-runtime v0.24.1's priority queue can deadlock when it shuts down (its
+		// handleReadyItems sends to a worker that has stopped, holding the lock every worker's
+		// Done needs: kubernetes-sigs/controller-runtime#3538, fixed after v0.24.1), and a
+		// SIGTERM then waits out the whole graceful shutdown timeout. The rate-limited work
+		// queue has no such race; nothing here sets priorities.
+		Controller: config.Controller{UsePriorityQueue: ptr.To(false)},
 	})
 	if err != nil {
 		return nil, err
