@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -21,7 +20,6 @@ import (
 	helmarchive "helm.sh/helm/v4/pkg/chart/loader/archive"
 	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 )
 
 // maxSubchartDepth bounds archives nested in archives (charts/a.tgz holding charts/b.tgz...):
@@ -35,8 +33,8 @@ var drivePath = regexp.MustCompile(`^[a-zA-Z]:(/|$)`)
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // packageTime is the modification time of every entry of a package this package writes:
-// chartutil.Save stamps entries with time.Now, which would make every rebuild of the same
-// chart a new digest. 0 is also what the artifact storage writes in its gzip headers.
+// Helm stamps entries with time.Now, which would make every rebuild of the same chart a new
+// digest. 0 is also what the artifact storage writes in its gzip headers.
 var packageTime = time.Unix(0, 0)
 
 // readArchive reads a gzipped tar chart archive into the files Helm's loader.LoadFiles takes,
@@ -110,7 +108,7 @@ func archiveEntryName(raw string) (string, error) {
 	}
 	parts := strings.Split(raw, delim)
 	name := path.Clean(strings.ReplaceAll(strings.Join(parts[1:], delim), delim, "/"))
-	if name == "." || parts[0] == chartutil.ChartfileName || path.IsAbs(name) || drivePath.MatchString(name) {
+	if name == "." || parts[0] == chartFile || path.IsAbs(name) || drivePath.MatchString(name) {
 		return "", errorf(ErrChartLoad, "chart archive entry '%s' is not inside the chart's directory (a chart archive holds a single top-level directory)", raw)
 	}
 	return name, nil
@@ -170,12 +168,12 @@ func loadFiles(files []*helmarchive.BufferedFile, b *budget, depth int) (*helmch
 // isSubchartArchive tells the names LoadFiles would load with LoadArchive: charts/<n>.tgz,
 // directly under charts/, n not starting with "_" or ".".
 func isSubchartArchive(name string) bool {
-	rest, ok := strings.CutPrefix(name, chartutil.ChartsDir+"/")
+	rest, ok := strings.CutPrefix(name, subchartDir+"/")
 	return ok && !strings.Contains(rest, "/") && filepath.Ext(rest) == ".tgz" && strings.IndexAny(rest, "_.") != 0
 }
 
 // sortDependencies orders the subcharts by name, then version, at every level: LoadFiles
-// collects them from a map, so their order (hence the order chartutil.Save writes them in)
+// collects them from a map, so their order (hence the order they are packaged in)
 // would otherwise change from one build to the next.
 func sortDependencies(c *helmchart.Chart) {
 	deps := slices.Clone(c.Dependencies())
@@ -188,80 +186,26 @@ func sortDependencies(c *helmchart.Chart) {
 	}
 }
 
-// writePackage packages c with chartutil.Save (what `helm package` does) into outDir as
-// <name>-<version>.tgz, made reproducible, and refuses a package over MaxChartSize: the
-// artifact would be refused by whoever loads it with the same limits.
+// writePackage packages c (what `helm package` does, made reproducible) into outDir as
+// <name>-<version>.tgz, and refuses a package over MaxChartSize: the artifact would be refused
+// by whoever loads it with the same limits.
 func writePackage(c *helmchart.Chart, outDir string, lim Limits) (string, error) {
 	sortDependencies(c)
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(outDir, ".package-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	saved, err := chartutil.Save(c, tmp)
-	if err != nil {
-		if pe := new(fs.PathError); errors.As(err, &pe) {
-			return "", fmt.Errorf("packaging chart '%s': %w", c.Name(), err)
-		}
+	var buf bytes.Buffer
+	if err := savePackage(c, &buf); err != nil {
 		// Validation and serialisation errors (an invalid values.schema.json, which the loader
 		// does not check) are the chart's.
 		return "", errorf(ErrChartLoad, "packaging chart '%s': %v", c.Name(), err)
-	}
-	var buf bytes.Buffer
-	if err := normalizeArchive(saved, &buf); err != nil {
-		return "", fmt.Errorf("packaging chart '%s': %w", c.Name(), err)
 	}
 	if int64(buf.Len()) > lim.MaxChartSize {
 		return "", errorf(ErrTooLarge, "packaged chart '%s' is %d bytes, larger than --helm-chart-max-size (%d bytes)",
 			c.Name(), buf.Len(), lim.MaxChartSize)
 	}
-	dest := filepath.Join(outDir, filepath.Base(saved))
+	dest := filepath.Join(outDir, fmt.Sprintf("%s-%s.tgz", c.Name(), c.Metadata.Version))
 	if err := writeFileAtomic(dest, buf.Bytes()); err != nil {
 		return "", err
 	}
 	return dest, nil
-}
-
-// normalizeArchive copies the archive chartutil.Save wrote to w with every entry time set to
-// packageTime; names, modes, order, contents and the gzip header (Helm's comment and extra
-// field) are kept, so the result is what `helm package` gives, made reproducible.
-func normalizeArchive(src string, w io.Writer) error {
-	f, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return err
-	}
-	zw := gzip.NewWriter(w)
-	zw.Header = zr.Header
-	tw := tar.NewWriter(zw)
-	tr := tar.NewReader(zr)
-	for {
-		hd, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		out := &tar.Header{Typeflag: hd.Typeflag, Name: hd.Name, Mode: hd.Mode, Size: hd.Size, ModTime: packageTime}
-		if err := tw.WriteHeader(out); err != nil {
-			return err
-		}
-		if _, err := io.Copy(tw, tr); err != nil {
-			return err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return zw.Close()
 }
 
 // writeFileAtomic writes data to dest through a temporary file and a rename, so a failed

@@ -11,8 +11,8 @@
 //     semver.SetMetadata. Joining the revision and the generation ("4e5cbb7b97d0.2") is the
 //     caller's job, as in Flux's reconciler. VersionWithMetadata computes the stored version.
 //   - A chart pulled without values files nor version metadata is stored byte for byte as
-//     served; anything else is packaged with Helm's chartutil.Save, then normalised (entry
-//     times, subchart order) so the same inputs always give the same bytes, hence digest.
+//     served; anything else is packaged as Helm's chartutil.Save packages it, but with fixed
+//     entry times and sorted subcharts so the same inputs always give the same bytes, hence digest.
 //
 // Every archive and directory is read by this package's own loader, which checks entry
 // paths, symlinks and the Limits per call before handing the files to Helm's loader.LoadFiles.

@@ -7,7 +7,6 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v4/pkg/chart/common"
 	helmchart "helm.sh/helm/v4/pkg/chart/v2"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"sigs.k8s.io/yaml"
 )
 
@@ -15,7 +14,7 @@ import (
 // at all: merging the chart's own values.yaml alone changes nothing, and Flux
 // (BuildOptions.GetValuesFiles) does not repackage for it either.
 func requestedValuesFiles(opts Options) []string {
-	if len(opts.ValuesFiles) == 1 && path.Clean(opts.ValuesFiles[0]) == chartutil.ValuesfileName {
+	if len(opts.ValuesFiles) == 1 && path.Clean(opts.ValuesFiles[0]) == valuesFile {
 		return nil
 	}
 	return opts.ValuesFiles
@@ -51,7 +50,7 @@ func mergeValues(dst, src map[string]any) map[string]any {
 	return out
 }
 
-// setValues makes values the chart's values.yaml: chartutil.Save writes values.yaml from Raw,
+// setValues makes values the chart's values.yaml: savePackage writes values.yaml from Raw,
 // and Values is what a consumer of the in-memory chart sees. Comments of the chart's
 // values.yaml are lost, as in Flux.
 func setValues(c *helmchart.Chart, values map[string]any) error {
@@ -61,13 +60,13 @@ func setValues(c *helmchart.Chart, values map[string]any) error {
 	}
 	c.Values = values
 	for _, f := range c.Raw {
-		if f.Name == chartutil.ValuesfileName {
+		if f.Name == valuesFile {
 			f.Data = data
 			return nil
 		}
 	}
 	// A chart without values.yaml is valid; Save writes only what Raw holds.
-	c.Raw = append(c.Raw, &common.File{Name: chartutil.ValuesfileName, Data: data})
+	c.Raw = append(c.Raw, &common.File{Name: valuesFile, Data: data})
 	return nil
 }
 
