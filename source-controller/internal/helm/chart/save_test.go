@@ -64,7 +64,7 @@ func TestSavePackageIsHelmsPackage(t *testing.T) {
 		return c
 	}
 	withSubcharts := build(testserver.ChartSpec{Name: "app", Version: "1.0.0+abc",
-		Files: map[string]string{"values.schema.json": `{"type":"object"}`, "README.md": "# app", "templates/_helpers.tpl": "{{/* x */}}"},
+		Files:        map[string]string{"values.schema.json": `{"type":"object"}`, "README.md": "# app", "templates/_helpers.tpl": "{{/* x */}}"},
 		Dependencies: []*helmchart.Dependency{{Name: "lib", Version: "1.2.0"}, {Name: "db", Version: "2.0.0"}}})
 	withSubcharts.Lock = &helmchart.Lock{Digest: "sha256:0", Dependencies: withSubcharts.Metadata.Dependencies}
 	lib := build(testserver.ChartSpec{Name: "lib", Version: "1.2.0"})
