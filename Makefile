@@ -23,6 +23,10 @@ EXTERNALARTIFACT_CRD := $(BIN)/crds/source.toolkit.fluxcd.io_externalartifacts.y
 # The source of flux-operator's api/v1 package, whose fields resourceset-controller's field walk
 # compares with its own (resourceset-controller/api/v1/fieldwalk_test.go).
 FLUX_OPERATOR_API := $(BIN)/flux-operator-api/v1/resourceset_types.go
+# flux-operator's golden tests of `flux-operator build resourceset` (cmd/cli/testdata of its module),
+# which resourceset-controller/cmd/kubectl-resourceset/fluxoperator_golden_test.go runs against
+# `kubectl resourceset build`.
+FLUX_OPERATOR_GOLDEN := $(BIN)/flux-operator-testdata/build_resourceset/golden.yaml
 # Gitea, the forge of shared/testserver.NewGitea, and the files it reads from disk.
 GITEA := $(BIN)/gitea
 GITEA_DATA := $(BIN)/gitea-data
@@ -44,7 +48,7 @@ CNI_PLUGINS := $(addprefix $(BIN)/cni/,bridge host-local loopback portmap)
 COREDNS := $(BIN)/coredns
 NODE_TOOLS := $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY) $(CONTAINERD) $(CTR) $(CONTAINERD_SHIM) $(RUNC) $(CNI_PLUGINS) $(COREDNS)
 TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KUSTOMIZE) $(HELM) $(KUSTOMIZE_CONTROLLER) \
-	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD) $(EXTERNALARTIFACT_CRD) $(FLUX_OPERATOR_API) $(GITEA) $(VERSITYGW)
+	$(HELMRELEASE_CRD) $(IMAGEUPDATEAUTOMATION_CRD) $(EXTERNALARTIFACT_CRD) $(FLUX_OPERATOR_API) $(FLUX_OPERATOR_GOLDEN) $(GITEA) $(VERSITYGW)
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
@@ -112,13 +116,20 @@ $(EXTERNALARTIFACT_CRD): | $(CONTROLLER_GEN)
 
 # flux-operator needs Go 1.27: it is not built, and not a dependency of any module. The go command of
 # the approved Go 1.27 toolchain (GOTOOLCHAIN=go1.27.3, from the module proxy) downloads and
-# verifies the module; its api/v1 Go files (tests left out) are copied into bin/ as text.
-$(FLUX_OPERATOR_API):
-	set -e; dir=$$(cd /tmp && GOTOOLCHAIN=go1.27.3 GOFLAGS=-mod=mod go mod download -json \
+# verifies the module; its api/v1 Go files (tests left out) and its build golden files are copied
+# into bin/ as text.
+FLUX_OPERATOR_DIR = dir=$$(cd /tmp && GOTOOLCHAIN=go1.27.3 GOFLAGS=-mod=mod go mod download -json \
 	  github.com/controlplaneio-fluxcd/flux-operator@$(FLUX_OPERATOR_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
-	  test -n "$$dir"; rm -rf $(dir $@); mkdir -p $(dir $@); \
+	  test -n "$$dir"
+
+$(FLUX_OPERATOR_API):
+	set -e; $(FLUX_OPERATOR_DIR); rm -rf $(dir $@); mkdir -p $(dir $@); \
 	  for f in $$dir/api/v1/*.go; do case $$f in *_test.go) ;; *) cp $$f $(dir $@);; esac; done; \
 	  chmod -R u+w $(dir $@); test -f $@
+
+$(FLUX_OPERATOR_GOLDEN):
+	set -e; $(FLUX_OPERATOR_DIR); rm -rf $(dir $@); mkdir -p $(dir $@); \
+	  cp $$dir/cmd/cli/testdata/build_resourceset/*.yaml $(dir $@); chmod -R u+w $(dir $@); test -f $@
 
 # Gitea, the forge of shared/testserver.NewGitea, built from a writable copy of its downloaded
 # module as upstream's Dockerfile builds it: cgo SQLite (gcc) with its tags and CFLAGS. Without the

@@ -24,7 +24,7 @@ const (
 )
 
 // ResourceSetSpec is the set of templated resources and the inputs they are rendered with.
-// +kubebuilder:validation:XValidation:rule="!has(self.steps) || size(self.steps) == 0 || ((!has(self.resources) || size(self.resources) == 0) && (!has(self.resourcesTemplate) || size(self.resourcesTemplate) == 0))",message="spec.steps cannot be combined with spec.resources or spec.resourcesTemplate: move them into a step"
+// +kubebuilder:validation:XValidation:rule="!has(self.steps) || size(self.steps) == 0 || ((!has(self.resources) || size(self.resources) == 0) && (!has(self.resourcesTemplate) || size(self.resourcesTemplate) == 0))",message="spec.steps is mutually exclusive with spec.resources and spec.resourcesTemplate: move them into a step"
 type ResourceSetSpec struct {
 	// CommonMetadata is set on every generated object, overriding the same keys of its templates.
 	// +optional

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,10 +26,11 @@ const (
 
 // buildOptions are the flags of `build`.
 type buildOptions struct {
-	flags      *genericclioptions.ConfigFlags
-	filename   string
-	inputsFrom string
-	diff       bool
+	flags              *genericclioptions.ConfigFlags
+	filename           string
+	inputsFrom         string
+	inputsFromProvider string
+	diff               bool
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -38,6 +40,9 @@ type buildOptions struct {
 type rendered struct {
 	rset    *rsv1.ResourceSet
 	objects []*unstructured.Unstructured
+	// steps are the ResourceSet's steps with the number of objects of each (objects lists them
+	// step after step); empty without spec.steps.
+	steps []builder.Step
 }
 
 // runBuild prints the objects of every ResourceSet of the file as one YAML stream.
@@ -46,21 +51,33 @@ func (o *buildOptions) runBuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var all []*unstructured.Unstructured
+	n := 0
 	for _, s := range sets {
-		all = append(all, s.objects...)
+		n += len(s.objects)
 	}
-	return writeYAMLStream(o.stdout, all)
+	if n == 0 {
+		return errors.New("no objects were generated: the inputs are empty, or every object is disabled")
+	}
+	return writeYAMLStream(o.stdout, sets)
 }
 
 // render builds every ResourceSet of the file with the controller's builder. Objects and
 // providers without a namespace are in namespace. When cluster is set, the providers that
-// --inputs-from does not give are read from it.
+// --inputs-from and --inputs-from-provider do not give are read from it.
 func (o *buildOptions) render(ctx context.Context, namespace string, cluster client.Reader) ([]rendered, error) {
-	if o.filename == "-" && o.inputsFrom == "-" {
-		return nil, errors.New("-f and --inputs-from cannot both read stdin")
+	stdins := 0
+	for _, f := range []string{o.filename, o.inputsFrom, o.inputsFromProvider} {
+		if f == "-" {
+			stdins++
+		}
+	}
+	if stdins > 1 {
+		return nil, errors.New("only one of -f, --inputs-from and --inputs-from-provider can read stdin")
 	}
 	docs, err := readFile(o.filename, o.stdin)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("invalid filename '%s', must point to an existing file", o.filename)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -71,25 +88,38 @@ func (o *buildOptions) render(ctx context.Context, namespace string, cluster cli
 	if len(rsets) == 0 {
 		return nil, fmt.Errorf("no ResourceSet (%s) found in %s", rsv1.GroupVersion, sourceName(o.filename))
 	}
-
-	pool, err := o.providers(docs, namespace, cluster)
+	inline, providerDocs, err := o.readInputsFrom()
 	if err != nil {
 		return nil, err
+	}
+	pool, err := o.providers(docs, providerDocs, namespace, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if inline != nil {
+		pool.warnings = nil // the inputs were given: a selector that selects nothing is expected
 	}
 	// The controller's resource manager sets the owner labels; offline it has no client to use.
 	owner := ssa.NewResourceManager(nil, nil, ssa.Owner{Field: fieldManager, Group: ownerGroup})
 	sets := make([]rendered, 0, len(rsets))
 	for _, rset := range rsets {
+		if inline != nil {
+			rset.Spec.Inputs = inline
+		}
+		if len(rset.Spec.InputsFrom) > 0 && o.inputsFrom == "" && o.inputsFromProvider == "" && cluster == nil && len(pool.byKey) == 0 {
+			return nil, fmt.Errorf("ResourceSet '%s/%s' has spec.inputsFrom, please provide the inputs with --inputs-from or --inputs-from-provider",
+				rset.Namespace, rset.Name)
+		}
 		groups, err := pool.groupsFor(ctx, rset)
 		if err != nil {
 			return nil, fmt.Errorf("ResourceSet '%s/%s': %w", rset.Namespace, rset.Name, err)
 		}
-		objects, err := builder.ForResourceSet(ctx, rset, groups)
+		r, err := builder.RenderResourceSet(ctx, rset, groups)
 		if err != nil {
 			return nil, fmt.Errorf("ResourceSet '%s/%s': build failed: %w", rset.Namespace, rset.Name, err)
 		}
-		owner.SetOwnerLabels(objects, rset.Name, rset.Namespace)
-		sets = append(sets, rendered{rset: rset, objects: objects})
+		owner.SetOwnerLabels(r.Objects, rset.Name, rset.Namespace)
+		sets = append(sets, rendered{rset: rset, objects: r.Objects, steps: r.Steps})
 	}
 	return sets, nil
 }
@@ -127,9 +157,10 @@ func resourceSets(docs []document, namespace string) ([]*rsv1.ResourceSet, error
 }
 
 // providers is the pool of ResourceSetInputProviders: those of the ResourceSet file, those of
-// --inputs-from, and, with a cluster and without --inputs-from, the cluster's.
-func (o *buildOptions) providers(docs []document, namespace string, cluster client.Reader) (*providerPool, error) {
-	if o.inputsFrom != "" {
+// --inputs-from-provider (and of --inputs-from when it holds providers), and, with a cluster and
+// without either flag, the cluster's.
+func (o *buildOptions) providers(docs, more []document, namespace string, cluster client.Reader) (*providerPool, error) {
+	if o.inputsFrom != "" || o.inputsFromProvider != "" {
 		cluster = nil
 	}
 	pool := newProviderPool(cluster, o.stderr)
@@ -137,26 +168,51 @@ func (o *buildOptions) providers(docs []document, namespace string, cluster clie
 		return nil, err
 	}
 	pool.sources = append(pool.sources, sourceName(o.filename))
+	given := o.inputsFromProvider
+	if given == "" && more != nil {
+		given = o.inputsFrom
+	}
 	switch {
-	case o.inputsFrom != "":
-		more, err := readFile(o.inputsFrom, o.stdin)
-		if err != nil {
-			return nil, fmt.Errorf("--inputs-from: %w", err)
-		}
+	case given != "":
 		n, err := pool.add(more, namespace)
 		if err != nil {
 			return nil, err
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("no ResourceSetInputProvider (%s) found in %s", rsv1.GroupVersion, sourceName(o.inputsFrom))
+			return nil, fmt.Errorf("no ResourceSetInputProvider (%s) found in %s", rsv1.GroupVersion, sourceName(given))
 		}
-		pool.sources = append(pool.sources, sourceName(o.inputsFrom))
+		pool.sources = append(pool.sources, sourceName(given))
 	case cluster != nil:
 		pool.sources = append(pool.sources, clusterSource)
 	default:
-		pool.hint = " (give the providers with --inputs-from)"
+		pool.hint = " (give the providers with --inputs-from-provider)"
 	}
 	return pool, nil
+}
+
+// readInputsFrom reads --inputs-from and --inputs-from-provider: the inputs of a plain list in
+// --inputs-from (nil when it is not a list), and the documents of the providers' file.
+func (o *buildOptions) readInputsFrom() ([]rsv1.ResourceSetInput, []document, error) {
+	var inline []rsv1.ResourceSetInput
+	var providers []document
+	if o.inputsFrom != "" {
+		list, docs, err := readInputsOrObjects(o.inputsFrom, o.stdin)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--inputs-from: %w", err)
+		}
+		if list == nil && o.inputsFromProvider != "" {
+			return nil, nil, errors.New("--inputs-from holds ResourceSetInputProviders: give them with --inputs-from-provider alone, or give a list of inputs to --inputs-from")
+		}
+		inline, providers = list, docs
+	}
+	if o.inputsFromProvider != "" {
+		docs, err := readFile(o.inputsFromProvider, o.stdin)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--inputs-from-provider: %w", err)
+		}
+		providers = docs
+	}
+	return inline, providers, nil
 }
 
 // sourceName is how messages name a file.

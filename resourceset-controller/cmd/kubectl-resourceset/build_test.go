@@ -17,13 +17,14 @@ func TestBuildPodinfoExample(t *testing.T) {
 	g.Expect(res.stderr).To(BeEmpty())
 
 	objects := parseStream(t, res.stdout)
+	// flux-operator's order: each resources entry for every input.
 	g.Expect(names(objects)).To(Equal([]string{
 		"OCIRepository/default/podinfo-team1",
-		"HelmRelease/default/podinfo-team1",
 		"OCIRepository/default/podinfo-team2",
+		"HelmRelease/default/podinfo-team1",
 		"HelmRelease/default/podinfo-team2",
 	}))
-	g.Expect(strings.Count(res.stdout, "\n---\n")).To(Equal(3), "documents are --- separated")
+	g.Expect(strings.Count(res.stdout, "---\n")).To(Equal(4), "each document starts with ---")
 	for _, o := range objects {
 		g.Expect(o.GetLabels()).To(Equal(map[string]string{
 			"app.kubernetes.io/name":                       "podinfo",
@@ -31,7 +32,7 @@ func TestBuildPodinfoExample(t *testing.T) {
 			"resourceset.fluxcd.controlplane.io/namespace": "default",
 		}))
 	}
-	g.Expect(objects[1].Object).To(HaveKeyWithValue("spec", HaveKeyWithValue("values", HaveKeyWithValue("replicaCount", int64(2)))))
+	g.Expect(objects[2].Object).To(HaveKeyWithValue("spec", HaveKeyWithValue("values", HaveKeyWithValue("replicaCount", int64(2)))))
 	g.Expect(objects[3].Object).To(HaveKeyWithValue("spec", HaveKeyWithValue("values", HaveKeyWithValue("replicaCount", int64(3)))))
 	g.Expect(res.stdout).To(ContainSubstring("replicaCount: 2\n"), "an int, not a string")
 	g.Expect(objects[0].Object).To(HaveKeyWithValue("spec", HaveKeyWithValue("ref", HaveKeyWithValue("semver", "6.7.x"))))
@@ -182,13 +183,13 @@ spec:
 		g := NewWithT(t)
 		res := build(t, "-f", "testdata/nothing.yaml")
 		g.Expect(res.exitCode).To(Equal(1))
-		g.Expect(res.stderr).To(ContainSubstring("open testdata/nothing.yaml: no such file or directory"))
+		g.Expect(res.stderr).To(ContainSubstring("invalid filename 'testdata/nothing.yaml', must point to an existing file"))
 	})
 
 	t.Run("-f is required", func(t *testing.T) {
 		g := NewWithT(t)
 		res := build(t)
 		g.Expect(res.exitCode).To(Equal(1))
-		g.Expect(res.stderr).To(ContainSubstring(`required flag(s) "filename" not set`))
+		g.Expect(res.stderr).To(ContainSubstring("--filename is required"))
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,10 +37,36 @@ func readFile(name string, stdin io.Reader) ([]document, error) {
 		defer f.Close()
 		r = f
 	}
-	label := name
+	return readStream(sourceName(name), r)
+}
+
+// readInputsOrObjects reads a file that holds either a plain YAML (or JSON) list of inputs, as
+// flux-operator's --inputs-from takes, or a stream of objects as readFile reads it: the list,
+// or else the documents.
+func readInputsOrObjects(name string, stdin io.Reader) ([]rsv1.ResourceSetInput, []document, error) {
+	var data []byte
+	var err error
 	if name == "-" {
-		label = "stdin"
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(name)
 	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if first, err := yaml.YAMLToJSON(data); err == nil && bytes.HasPrefix(bytes.TrimSpace(first), []byte("[")) {
+		var list []rsv1.ResourceSetInput
+		if err := json.Unmarshal(first, &list); err != nil {
+			return nil, nil, fmt.Errorf("%s: a list of inputs, each a map of names to values: %w", sourceName(name), err)
+		}
+		return list, nil, nil
+	}
+	docs, err := readStream(sourceName(name), bytes.NewReader(data))
+	return nil, docs, err
+}
+
+// readStream reads the documents of a YAML stream; label names it in messages.
+func readStream(label string, r io.Reader) ([]document, error) {
 	// apimachinery's YAML reader splits the stream on "---" lines, as kubectl does.
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	var docs []document

@@ -10,20 +10,43 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// writeYAMLStream prints the objects as one multi-document YAML stream, "---" between them.
-func writeYAMLStream(w io.Writer, objects []*unstructured.Unstructured) error {
+// writeYAMLStream prints the objects of the ResourceSets as one multi-document YAML stream, as
+// flux-operator's build prints it: "---" before each object, and a "# step: NAME" line before
+// the objects of each step that has some.
+func writeYAMLStream(w io.Writer, sets []rendered) error {
 	bw := bufio.NewWriter(w)
-	for i, obj := range objects {
+	for _, set := range sets {
+		objects := set.objects
+		if len(set.steps) == 0 {
+			if err := writeDocuments(bw, objects); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, step := range set.steps {
+			if step.Size > 0 {
+				fmt.Fprintf(bw, "# step: %s\n", step.Name)
+			}
+			if err := writeDocuments(bw, objects[:step.Size]); err != nil {
+				return err
+			}
+			objects = objects[step.Size:]
+		}
+	}
+	return bw.Flush()
+}
+
+// writeDocuments writes each object as a YAML document, "---" first.
+func writeDocuments(w io.Writer, objects []*unstructured.Unstructured) error {
+	for _, obj := range objects {
 		data, err := yaml.Marshal(obj.Object)
 		if err != nil {
 			return fmt.Errorf("%s: %w", obj.GetName(), err)
 		}
-		if i > 0 {
-			bw.WriteString("---\n")
-		}
-		bw.Write(data)
+		io.WriteString(w, "---\n")
+		w.Write(data)
 	}
-	return bw.Flush()
+	return nil
 }
 
 // unifiedDiff is the unified diff (3 lines of context) of the YAML of two versions of an

@@ -172,7 +172,7 @@ func (pp *providerPool) groupsFor(ctx context.Context, rset *rsv1.ResourceSet) (
 // withExportedInputs is the provider with the inputs it exports. Without a cluster there is no
 // controller to fetch them, so a provider contributes its status.exportedInputs when it has
 // exported (a document saved with `kubectl get -o yaml`); else a Static provider contributes what
-// the controller would export for it, inputs.Static of its spec.defaultValues; any other type
+// the controller would export for it, inputs.Static of its spec.defaultValues with the id of its name; any other type
 // is an error.
 func withExportedInputs(pp pooledProvider) (rsv1.ResourceSetInputProvider, error) {
 	p := *pp.provider.DeepCopy()
@@ -197,7 +197,9 @@ func withExportedInputs(pp pooledProvider) (rsv1.ResourceSetInputProvider, error
 		}
 		defaults = decoded[0]
 	}
-	exported, err := inputs.ToAPI(inputs.Static(defaults))
+	// The controller's id is that of the provider's UID, which a file does not have: the name's,
+	// as flux-operator's build gives.
+	exported, err := inputs.ToAPI(inputs.Static(defaults, inputs.ID(p.Name)))
 	if err != nil {
 		return p, fmt.Errorf("input provider '%s': %w", key, err)
 	}

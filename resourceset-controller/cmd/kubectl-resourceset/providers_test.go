@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 
 // apps renders one ConfigMap per input, showing where each value came from.
@@ -94,15 +97,16 @@ func TestBuildInputsFromProviders(t *testing.T) {
 	// Flatten, providers in name order: podinfo-versions' two inputs, then static-tenant's.
 	objects := parseStream(t, res.stdout)
 	g.Expect(names(objects)).To(Equal([]string{
-		"ConfigMap/default/app-48956301", "ConfigMap/default/app-48956302", "ConfigMap/default/app-team1",
+		"ConfigMap/default/app-48956301", "ConfigMap/default/app-48956302", "ConfigMap/default/app-" + inputs.ID("static-tenant"),
 	}))
 	g.Expect(objects[0].Object["data"]).To(Equal(map[string]any{"tenant": "none", "tag": "6.7.1", "replicas": "1"}))
 	g.Expect(objects[1].Object["data"]).To(Equal(map[string]any{"tenant": "none", "tag": "6.7.0", "replicas": "1"}))
 	g.Expect(objects[2].Object["data"]).To(Equal(map[string]any{"tenant": "team1", "tag": "none", "replicas": "2"}))
 }
 
-// A Static provider without an id gets the controller's id, a hash of its values; the Permute
-// strategy nests each provider's inputs under its normalised name.
+// A Static provider gets the id of its name, as flux-operator's build gives (the controller's is
+// the id of its UID); the Permute strategy nests each provider's inputs under its normalised name,
+// in name order, and each combination's id is that of the indexes of its parts.
 func TestBuildStaticProviderWithPermute(t *testing.T) {
 	g := NewWithT(t)
 	file := writeFile(t, "rset.yaml", `
@@ -144,11 +148,11 @@ spec:
 	objects := parseStream(t, res.stdout)
 	g.Expect(objects).To(HaveLen(2))
 	var tags []any
-	for _, o := range objects {
+	for i, o := range objects {
 		data := o.Object["data"].(map[string]any)
 		g.Expect(data["region"]).To(Equal("eu-west-1"))
-		g.Expect(data["settings-id"]).To(MatchRegexp(`^[0-9a-f]{12}$`))
-		g.Expect(o.GetName()).To(MatchRegexp(`^matrix-[0-9a-f]{12}$`))
+		g.Expect(data["settings-id"]).To(Equal(inputs.ID("team-settings")))
+		g.Expect(o.GetName()).To(Equal("matrix-" + inputs.ID(fmt.Sprintf("podinfo_versions=%d/team_settings=0", i))))
 		tags = append(tags, data["tag"])
 	}
 	g.Expect(tags).To(Equal([]any{"6.7.1", "6.7.0"}))
@@ -188,7 +192,7 @@ items:
 	res := build(t, "-f", writeFile(t, "apps.yaml", apps), "--inputs-from", writeFile(t, "list.yaml", list))
 	g.Expect(res.exitCode).To(Equal(0))
 	// podinfo-versions exported nothing: it adds no input, as in the controller.
-	g.Expect(names(parseStream(t, res.stdout))).To(Equal([]string{"ConfigMap/default/app-team1"}))
+	g.Expect(names(parseStream(t, res.stdout))).To(Equal([]string{"ConfigMap/default/app-" + inputs.ID("static-tenant")}))
 }
 
 // A selector that selects nothing is no error, as in the controller, but it is said.
@@ -197,7 +201,7 @@ func TestBuildSelectorWithoutProviderWarns(t *testing.T) {
 	static := providers[:strings.Index(providers, "---")]
 	res := build(t, "-f", writeFile(t, "apps.yaml", apps), "--inputs-from", writeFile(t, "providers.yaml", static))
 	g.Expect(res.exitCode).To(Equal(0))
-	g.Expect(names(parseStream(t, res.stdout))).To(Equal([]string{"ConfigMap/default/app-team1"}))
+	g.Expect(names(parseStream(t, res.stdout))).To(Equal([]string{"ConfigMap/default/app-" + inputs.ID("static-tenant")}))
 	g.Expect(res.stderr).To(HavePrefix("warning: ResourceSet 'default/apps': spec.inputsFrom[1].selector selects no provider in "))
 }
 
@@ -214,7 +218,7 @@ func TestBuildProviderErrors(t *testing.T) {
 		},
 		{
 			name:   "no --inputs-from",
-			stderr: "error: ResourceSet 'default/apps': input provider 'default/static-tenant' not found in APPS (give the providers with --inputs-from)",
+			stderr: "error: ResourceSet 'default/apps' has spec.inputsFrom, please provide the inputs with --inputs-from or --inputs-from-provider",
 		},
 		{
 			name: "a provider that needs its controller and has no status",

@@ -23,7 +23,7 @@ func TestResourceSetStepsAndGuardsAdmission(t *testing.T) {
 		name, spec, rejected string
 	}{
 		{name: "steps", spec: "steps:" + step("a") + step("b")},
-		{name: "steps and resources", rejected: "spec.steps cannot be combined with spec.resources or spec.resourcesTemplate",
+		{name: "steps and resources", rejected: "spec.steps is mutually exclusive with spec.resources and spec.resourcesTemplate",
 			spec: "resourcesTemplate: 'kind: ConfigMap'\n  steps:" + step("a")},
 		{name: "duplicate step names", rejected: "step names must be unique", spec: "steps:" + step("a") + step("a")},
 		{name: "empty step", rejected: "a step needs resources or a resourcesTemplate", spec: "steps:\n    - name: a\n      timeout: 1m"},

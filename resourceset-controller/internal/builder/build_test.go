@@ -223,6 +223,6 @@ func TestConcurrentBuilds(t *testing.T) {
 	wg.Wait()
 	for w := range 8 {
 		g.Expect(errs[w]).NotTo(HaveOccurred())
-		g.Expect(names[w]).To(Equal([]string{"Namespace/a", "ServiceAccount/a", "Namespace/b", "ServiceAccount/b"}))
+		g.Expect(names[w]).To(Equal([]string{"Namespace/a", "Namespace/b", "ServiceAccount/a", "ServiceAccount/b"}))
 	}
 }

@@ -165,9 +165,9 @@ func naiveBuild(resources [][]byte, inputs []Input) ([]*unstructured.Unstructure
 	}
 	out := newDedup()
 	var buf bytes.Buffer
-	for _, in := range inputs {
-		bound := template.FuncMap{inputsFunc: func() map[string]any { return in }}
-		for i, text := range texts {
+	for i, text := range texts {
+		for _, in := range inputs {
+			bound := template.FuncMap{inputsFunc: func() map[string]any { return in }}
 			tmpl, err := template.New(fmt.Sprintf("resources[%d]", i)).
 				Delims(leftDelim, rightDelim).Option("missingkey=error").
 				Funcs(funcs).Funcs(bound).Parse(text)

@@ -38,7 +38,7 @@ func TestBuildDeadline(t *testing.T) {
 		tmpl, err := Parse(resourcesOf(t, "- {apiVersion: v1, kind: Namespace, metadata: {name: a}}"), "")
 		g.Expect(err).NotTo(HaveOccurred())
 		objects, err := tmpl.Build(ctx, []Input{{}}, nil)
-		g.Expect(err).To(MatchError("inputs[0]: build interrupted: context canceled"))
+		g.Expect(err).To(MatchError("inputs[0]: resources[0]: build interrupted: context canceled"))
 		g.Expect(errors.Is(err, context.Canceled)).To(BeTrue())
 		g.Expect(objects).To(BeNil())
 	})

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -45,16 +46,19 @@ type Step struct {
 
 // RenderResourceSet is ForResourceSet, with the number of inputs.
 func RenderResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group) (Rendered, error) {
+	if len(rset.Spec.Steps) > 0 && (len(rset.Spec.Resources) > 0 || strings.TrimSpace(rset.Spec.ResourcesTemplate) != "") {
+		// The API server refuses it too; a file given to `kubectl resourceset build` has not met it.
+		return Rendered{}, errors.New("spec.steps is mutually exclusive with spec.resources and spec.resourcesTemplate: move them into a step")
+	}
 	inline, err := inputs.FromAPI(rset.Spec.Inputs)
 	if err != nil {
 		return Rendered{}, fmt.Errorf("spec.inputs: %w", err)
 	}
 	all := []map[string]any{{}}
 	if len(inline) > 0 || len(rset.Spec.InputsFrom) > 0 {
-		if !rset.IncludesEmptyProviders() {
-			groups = inputs.WithoutEmpty(groups)
-		}
-		if all, err = inputs.Combine(rset.GetInputStrategy(), inline, groups, inputs.DefaultLimit); err != nil {
+		own := inputs.Group{APIVersion: rsv1.GroupVersion.String(), Kind: rsv1.ResourceSetKind,
+			Namespace: rset.Namespace, Name: rset.Name, Inputs: inline}
+		if all, err = inputs.Combine(rset.GetInputStrategy(), own, groups, rset.IncludesEmptyProviders(), inputs.DefaultLimit); err != nil {
 			return Rendered{}, err
 		}
 	}

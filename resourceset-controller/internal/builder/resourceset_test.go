@@ -13,10 +13,13 @@ import (
 
 // Under Permute, a provider that exports nothing is left out of the product (flux-operator's
 // default), unless includeEmptyProviders asks for the mathematical product, which is then empty.
+// The ResourceSet's own inputs are a dimension under its name.
 func TestPermuteWithAnEmptyProvider(t *testing.T) {
 	rset := func(includeEmpty bool) *rsv1.ResourceSet {
 		obj := &rsv1.ResourceSet{}
 		NewWithT(t).Expect(yaml.UnmarshalStrict([]byte(`
+metadata:
+  name: tenants
 spec:
   inputStrategy:
     name: Permute
@@ -32,7 +35,7 @@ spec:
     apiVersion: v1
     kind: ConfigMap
     metadata:
-      name: << inputs.tenant >>-<< inputs.regions.region >>
+      name: << inputs.tenants.tenant >>-<< inputs.regions.region >>
       namespace: apps
 `), obj)).To(Succeed())
 		obj.Spec.InputStrategy.IncludeEmptyProviders = includeEmpty

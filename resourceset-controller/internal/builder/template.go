@@ -48,12 +48,13 @@ func Parse(resources [][]byte, resourcesTemplate string) (*Templates, error) {
 }
 
 // Build executes the templates for every input and returns the objects:
-//   - for every input, resources entries first, then resourcesTemplate documents;
+//   - each resources entry for every input, in order, then the resourcesTemplate documents of
+//     every input, as flux-operator orders them;
 //   - objects whose metadata.annotations["fluxcd.controlplane.io/reconcile"] is
 //     "disabled" are dropped (before deduplication, so a disabled copy does not
 //     hide an enabled one rendered for another input);
 //   - duplicates on apiVersion group + kind + namespace + name are dropped, the
-//     first wins: resources win over resourcesTemplate for the same input, and
+//     first wins: resources win over resourcesTemplate, and
 //     an object shared by every input is returned once;
 //   - common labels and annotations are set on every object, overriding;
 //   - empty documents (only whitespace or comments) are skipped;
@@ -85,15 +86,20 @@ func (t *Templates) Build(ctx context.Context, inputs []Input, common *CommonMet
 		}
 		return nil
 	}
+	// One copy of each input, shared by its templates: a template function that changes its
+	// input (sprig's set) changes it for the next templates of the same input only.
+	copies := make([]Input, len(inputs))
 	for i, in := range inputs {
-		if err := bud.Alive(); err != nil {
-			return nil, fmt.Errorf("inputs[%d]: %w", i, err)
-		}
-		b.current = copyInput(in)
-		for _, r := range b.resources {
+		copies[i] = copyInput(in)
+	}
+	// flux-operator's order: each resources entry for every input, then the resourcesTemplate
+	// documents input after input.
+	for _, r := range b.resources {
+		for i := range copies {
 			if err := bud.Alive(); err != nil {
 				return nil, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err)
 			}
+			b.current = copies[i]
 			v, err := r.entry.root.render(r)
 			if err != nil {
 				return nil, fmt.Errorf("inputs[%d]: %w", i, err)
@@ -105,9 +111,15 @@ func (t *Templates) Build(ctx context.Context, inputs []Input, common *CommonMet
 				return nil, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err)
 			}
 		}
+	}
+	for i := range copies {
 		if b.document == nil {
-			continue
+			break
 		}
+		if err := bud.Alive(); err != nil {
+			return nil, fmt.Errorf("inputs[%d]: %w", i, err)
+		}
+		b.current = copies[i]
 		docs, err := b.renderDocuments()
 		if err != nil {
 			return nil, fmt.Errorf("inputs[%d]: %w", i, err)

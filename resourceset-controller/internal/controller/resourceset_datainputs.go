@@ -28,7 +28,7 @@ const (
 // it unless the data has one. They are read as the ResourceSet's account, so that a tenant
 // cannot read through a ResourceSet what its account may not; a missing or unreadable object by
 // name makes the ResourceSet wait with what it applied before. It returns one group per object,
-// named by sourceKey, and adds their keys to perRef.
+// in sourceKey order, and adds their keys to perRef.
 func (r *ResourceSetReconciler) dataInputsOf(ctx context.Context, obj *rsv1.ResourceSet, perRef [][]string) ([]inputs.Group, string, error) {
 	var refs []int
 	for i, ref := range obj.Spec.InputsFrom {
@@ -85,20 +85,13 @@ func (r *ResourceSetReconciler) dataInputsOf(ctx context.Context, obj *rsv1.Reso
 	sort.Strings(keys)
 	groups := make([]inputs.Group, 0, len(keys))
 	for _, k := range keys {
-		groups = append(groups, inputs.Group{Name: k, Inputs: inputs.Static(seen[k])})
+		kind, name, _ := strings.Cut(k, "/")
+		// Sluice's own kinds keep Sluice's ids: the data's own id, else a hash of the data, so a
+		// change of data is a new input (flux-operator has no such kind to follow).
+		groups = append(groups, inputs.Group{APIVersion: "v1", Kind: kind, Namespace: obj.Namespace, Name: name,
+			Inputs: inputs.Static(seen[k], inputs.LegacyStaticID(seen[k]))})
 	}
 	return groups, "", nil
-}
-
-// dataGroups names the groups of dataInputsOf after their objects, as the Permute strategy nests
-// them (`<< inputs.<name>.<key> >>`, like a provider's).
-func dataGroups(groups []inputs.Group) []inputs.Group {
-	out := make([]inputs.Group, len(groups))
-	for i, g := range groups {
-		_, name, _ := strings.Cut(g.Name, "/")
-		out[i] = inputs.Group{Name: name, Inputs: g.Inputs}
-	}
-	return out
 }
 
 // readData reads the data of one ConfigMap or Secret.

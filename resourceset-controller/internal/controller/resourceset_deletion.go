@@ -34,7 +34,7 @@ func (r *ResourceSetReconciler) DeletionOrder(ctx context.Context, obj *rsv1.Res
 		log.FromContext(ctx).Info("deleting the steps at once: their inputs cannot be read", "reason", waitMsg, "error", err)
 		return nil
 	}
-	rendered, err := builder.RenderResourceSet(ctx, obj, append(groups, dataGroups(data)...))
+	rendered, err := builder.RenderResourceSet(ctx, obj, append(groups, data...))
 	if err != nil || len(rendered.Steps) == 0 {
 		return nil
 	}

@@ -40,7 +40,7 @@ func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.Res
 		counts[sourceKey(rsv1.ResourceSetInputProviderKind, p.Name)] = len(p.Status.ExportedInputs)
 	}
 	for _, g := range data {
-		counts[g.Name] = len(g.Inputs)
+		counts[sourceKey(g.Kind, g.Name)] = len(g.Inputs)
 	}
 	if msg := guardInputs(obj, counts, perRef); msg != "" {
 		r.owners().Waiting(ctx, obj, rsv1.InputsGuardedReason, msg)
@@ -50,7 +50,7 @@ func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.Res
 	if err != nil {
 		return nil, false, r.owners().Failed(obj, rsv1.BuildFailedReason, err)
 	}
-	return append(groups, dataGroups(data)...), false, nil
+	return append(groups, data...), false, nil
 }
 
 // sourceKey names a source of inputs in perRef and in the counts: "<kind>/<name>".

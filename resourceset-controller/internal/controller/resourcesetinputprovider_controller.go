@@ -218,7 +218,7 @@ func (r *ResourceSetInputProviderReconciler) fetchInputs(ctx context.Context, ob
 	var err error
 	switch obj.Spec.Type {
 	case rsv1.InputProviderStatic:
-		return inputs.Static(defaults), nil
+		list = inputs.Static(defaults, inputs.ID(string(obj.UID)))
 	case rsv1.InputProviderOCIArtifactTag:
 		var creds inputs.Credentials
 		if creds, err = r.credentials(ctx, obj); err == nil {
@@ -244,6 +244,9 @@ func (r *ResourceSetInputProviderReconciler) fetchInputs(ctx context.Context, ob
 		return nil, reconcile.TerminalError(fmt.Errorf("unknown provider type %q", obj.Spec.Type))
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := keepLegacyIDs(obj, list, defaults); err != nil {
 		return nil, err
 	}
 	if len(defaults) > 0 {

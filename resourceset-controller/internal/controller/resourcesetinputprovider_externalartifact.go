@@ -70,7 +70,7 @@ func artifactInput(key string, a *unstructured.Unstructured) map[string]any {
 	for k, v := range a.GetLabels() {
 		in[k] = v
 	}
-	in[inputs.IDKey] = inputs.ShortID(key)
+	in[inputs.IDKey] = inputs.ID(key)
 	in["name"] = a.GetName()
 	in["namespace"] = a.GetNamespace()
 	if rev, ok, _ := unstructured.NestedString(a.Object, "status", "artifact", "revision"); ok && rev != "" {

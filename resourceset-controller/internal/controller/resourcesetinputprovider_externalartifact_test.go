@@ -66,8 +66,8 @@ spec:
 	key := client.ObjectKeyFromObject(obj)
 	got := rsipInputs(g, rsipReady(t, key))
 	g.Expect(got).To(Equal([]map[string]any{
-		{"id": inputs.ShortID(ns + "/dev-auth"), "name": "dev-auth", "namespace": ns, "revision": "main@sha1:aaa", "env": "dev", "app": "auth"},
-		{"id": inputs.ShortID(ns + "/dev-pay"), "name": "dev-pay", "namespace": ns, "env": "dev", "app": "pay"},
+		{"id": inputs.ID(ns + "/dev-auth"), "name": "dev-auth", "namespace": ns, "revision": "main@sha1:aaa", "env": "dev", "app": "auth"},
+		{"id": inputs.ID(ns + "/dev-pay"), "name": "dev-pay", "namespace": ns, "env": "dev", "app": "pay"},
 	}))
 
 	setArtifactRevision(t, auth, "main@sha1:ccc")

@@ -47,7 +47,7 @@ spec:
     env: preview
 `, repo.SSHURL())))
 	g.Expect(rsipInputs(g, rsipReady(t, branches))).To(Equal([]map[string]any{
-		{"id": inputs.ShortID("feat/one"), "branch": "feat/one", "sha": one, "env": "preview"},
+		{"id": inputs.ID("feat/one"), "branch": "feat/one", "sha": one, "env": "preview"},
 	}))
 
 	rsipSecret(t, ns, "git-basic", corev1.SecretTypeOpaque, map[string][]byte{
@@ -67,7 +67,7 @@ spec:
     semver: ">=1.1.0"
 `, repo.HTTPURL())))
 	g.Expect(rsipInputs(g, rsipReady(t, tags))).To(Equal([]map[string]any{
-		{"id": inputs.ShortID("v1.1.0"), "tag": "v1.1.0", "sha": v11},
+		{"id": inputs.ID("v1.1.0"), "tag": "v1.1.0", "sha": v11},
 	}))
 
 	// Without the Secret's password the server refuses, the provider says so, and nothing is

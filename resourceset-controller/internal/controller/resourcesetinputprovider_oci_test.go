@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testserver"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 
 // rsipDockerConfig is the `.dockerconfigjson` of a kubernetes.io/dockerconfigjson Secret with
@@ -79,7 +80,7 @@ spec:
 	g.Expect(rsipTags(g, obj)).To(Equal([]string{"1.2.0@" + digests["1.2.0"], "1.1.0@" + digests["1.1.0"]}))
 	for _, in := range rsipInputs(g, obj) {
 		g.Expect(in).To(HaveKeyWithValue("chart", "podinfo"))
-		g.Expect(in).To(HaveKeyWithValue("id", MatchRegexp(`^[0-9a-f]{12}$`)))
+		g.Expect(in).To(HaveKeyWithValue("id", inputs.ID(in["tag"].(string))))
 		g.Expect(in).To(HaveLen(4))
 	}
 	g.Expect(rsipEventFor(t, key, obj.Status.LastExportedRevision)).To(Equal("ReconciliationSucceeded: exported 2 inputs with revision " + obj.Status.LastExportedRevision))

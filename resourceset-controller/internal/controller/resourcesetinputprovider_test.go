@@ -184,7 +184,8 @@ spec:
 	obj = rsipReady(t, key)
 	got := rsipInputs(g, obj)
 	g.Expect(got).To(HaveLen(1))
-	g.Expect(got[0]).To(HaveKeyWithValue("id", MatchRegexp(`^[0-9a-f]{12}$`)))
+	// flux-operator's id: that of the provider's UID.
+	g.Expect(got[0]).To(HaveKeyWithValue("id", inputs.ID(string(obj.UID))))
 	g.Expect(got[0]).To(HaveKeyWithValue("tenant", "team1"))
 	g.Expect(got[0]).To(HaveKeyWithValue("replicas", int64(2)))
 	g.Expect(got[0]).To(HaveKeyWithValue("app", map[string]any{"version": "6.7.x", "debug": false}))
@@ -201,7 +202,7 @@ spec:
 	g.Expect(obj.Status.LastHandledReconcileAt).To(HavePrefix("poke-"))
 	g.Expect(obj.Status.LastExportedRevision).To(Equal(firstRevision))
 
-	// New values: a new id, a new revision, a new event.
+	// New values: the same id (objects named after it stay), a new revision, a new event.
 	rsipUpdate(t, key, func(p *rsv1.ResourceSetInputProvider) {
 		p.Spec.DefaultValues["tenant"].Raw = []byte(`"team2"`)
 	})
@@ -209,16 +210,59 @@ spec:
 	got = rsipInputs(g, obj)
 	g.Expect(got).To(HaveLen(1))
 	g.Expect(got[0]).To(HaveKeyWithValue("tenant", "team2"))
-	g.Expect(got[0]["id"]).NotTo(Equal(firstID))
+	g.Expect(got[0]["id"]).To(Equal(firstID))
 	g.Expect(obj.Status.LastExportedRevision).NotTo(Equal(firstRevision))
 	rsipEventFor(t, key, obj.Status.LastExportedRevision)
 
-	// An id among the default values is kept.
+	// An id among the default values is replaced, as flux-operator replaces it.
 	rsipUpdate(t, key, func(p *rsv1.ResourceSetInputProvider) {
 		p.Spec.DefaultValues["id"] = p.Spec.DefaultValues["tenant"].DeepCopy()
 	})
 	obj = rsipReady(t, key)
-	g.Expect(rsipInputs(g, obj)[0]).To(HaveKeyWithValue("id", "team2"))
+	g.Expect(rsipInputs(g, obj)[0]).To(HaveKeyWithValue("id", firstID))
+}
+
+// A provider whose inputs were exported by a Sluice from before flux-operator's ids keeps their
+// ids, so that an upgrade deletes and recreates no object named after them: a Static provider
+// keeps the id of its values (or the id among them) while they stay, and takes the id of its UID
+// when they change, as its id changed with its values before.
+func TestInputProviderKeepsLegacyIDs(t *testing.T) {
+	g := NewWithT(t)
+	ns := tenantNamespace(t)
+	obj := rsipCreate(t, ns, `
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSetInputProvider
+metadata:
+  name: upgraded
+spec:
+  type: Static
+  defaultValues:
+    tenant: team1
+`)
+	key := client.ObjectKeyFromObject(obj)
+	obj = rsipReady(t, key)
+	g.Expect(rsipInputs(g, obj)[0]).To(HaveKeyWithValue("id", inputs.ID(string(obj.UID))))
+
+	// What the earlier Sluice exported for these values.
+	legacy := inputs.LegacyStaticID(map[string]any{"tenant": "team1"})
+	exported, err := inputs.ToAPI([]map[string]any{{"id": legacy, "tenant": "team1"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	obj.Status.ExportedInputs = exported
+	obj.Status.LastExportedRevision = "sha256:earlier"
+	g.Expect(k8s.Status().Update(context.Background(), obj)).To(Succeed())
+	poke(t, obj)
+	g.Eventually(func(g Gomega) string {
+		return rsipGet(g, key).Status.LastExportedRevision
+	}, timeout).ShouldNot(Equal("sha256:earlier"))
+	obj = rsipReady(t, key)
+	g.Expect(rsipInputs(g, obj)).To(Equal([]map[string]any{{"id": legacy, "tenant": "team1"}}))
+
+	// New values: the id of the UID.
+	rsipUpdate(t, key, func(p *rsv1.ResourceSetInputProvider) {
+		p.Spec.DefaultValues["tenant"].Raw = []byte(`"team2"`)
+	})
+	g.Eventually(func(g Gomega) []map[string]any { return rsipInputs(g, rsipGet(g, key)) }, timeout).Should(
+		Equal([]map[string]any{{"id": inputs.ID(string(obj.UID)), "tenant": "team2"}}))
 }
 
 // `fluxcd.controlplane.io/reconcile: disabled` pauses a provider: a new spec is not fetched and

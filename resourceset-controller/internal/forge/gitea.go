@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 
 // giteaPageSize is the page size asked of Gitea: its default maximum (MAX_RESPONSE_ITEMS), so
@@ -73,11 +75,11 @@ func (g *gitea) List(ctx context.Context, kind Kind) ([]Item, error) {
 	switch kind {
 	case Branches:
 		return giteaList(ctx, g, "branches", nil, func(b giteaBranch) Item {
-			return Item{ID: shortID(b.Name), SHA: b.Commit.ID, Branch: b.Name}
+			return Item{ID: inputs.ID(b.Name), SHA: b.Commit.ID, Branch: b.Name}
 		})
 	case Tags:
 		return giteaList(ctx, g, "tags", nil, func(t giteaTag) Item {
-			return Item{ID: shortID(t.Name), SHA: t.Commit.SHA, Tag: t.Name}
+			return Item{ID: inputs.ID(t.Name), SHA: t.Commit.SHA, Tag: t.Name}
 		})
 	case Requests:
 		return giteaList(ctx, g, "pulls", url.Values{"state": {"open"}}, func(p giteaPull) Item {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
 
@@ -53,7 +54,7 @@ func TestGiteaListsBranchesTagsAndPullRequests(t *testing.T) {
 		byName[b.Branch] = b
 	}
 	if len(branches) != giteaPageSize+6 || byName["main"].SHA != mainSHA || byName["feat/01"].SHA != headSHA ||
-		byName["feat/54"].ID != shortID("feat/54") {
+		byName["feat/54"].ID != inputs.ID("feat/54") {
 		t.Fatalf("%d branches: main=%+v feat/01=%+v", len(branches), byName["main"], byName["feat/01"])
 	}
 

@@ -99,7 +99,7 @@ func (g *gitHubLister) branches(ctx context.Context) ([]Item, error) {
 	items := make([]Item, 0, len(branches))
 	for _, b := range branches {
 		items = append(items, Item{
-			ID:     inputs.ShortID(b.GetName()),
+			ID:     inputs.ID(b.GetName()),
 			SHA:    b.GetCommit().GetSHA(),
 			Branch: b.GetName(),
 		})
@@ -117,7 +117,7 @@ func (g *gitHubLister) tags(ctx context.Context) ([]Item, error) {
 	items := make([]Item, 0, len(tags))
 	for _, t := range tags {
 		items = append(items, Item{
-			ID:  inputs.ShortID(t.GetName()),
+			ID:  inputs.ID(t.GetName()),
 			SHA: t.GetCommit().GetSHA(),
 			Tag: t.GetName(),
 		})

@@ -114,8 +114,8 @@ func TestContractGitHubBranches(t *testing.T) {
 	items, err := lister.List(t.Context(), forge.Branches)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(items).To(Equal([]forge.Item{
-		{ID: inputs.ShortID("master"), SHA: "c5b97d5ae6c19d5c5df71a34c7fbeeda2479ccbc", Branch: "master"},
-		{ID: inputs.ShortID("feature/login"), SHA: "6dcb09b5b57875f334f61aebed695e2e4193db5e", Branch: "feature/login"},
+		{ID: inputs.ID("master"), SHA: "c5b97d5ae6c19d5c5df71a34c7fbeeda2479ccbc", Branch: "master"},
+		{ID: inputs.ID("feature/login"), SHA: "6dcb09b5b57875f334f61aebed695e2e4193db5e", Branch: "feature/login"},
 	}))
 	g.Expect(api.log.all()).To(Equal([]string{
 		"GET /api/v3/repos/octocat/Hello-World/branches?page=1&per_page=100",
@@ -133,8 +133,8 @@ func TestContractGitHubTags(t *testing.T) {
 	items, err := lister.List(t.Context(), forge.Tags)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(items).To(Equal([]forge.Item{
-		{ID: inputs.ShortID("v0.1"), SHA: "c5b97d5ae6c19d5c5df71a34c7fbeeda2479ccbc", Tag: "v0.1"},
-		{ID: inputs.ShortID("v0.2.0"), SHA: "e5bd3914e2e596debea16f433f57875b5b90bcd6", Tag: "v0.2.0"},
+		{ID: inputs.ID("v0.1"), SHA: "c5b97d5ae6c19d5c5df71a34c7fbeeda2479ccbc", Tag: "v0.1"},
+		{ID: inputs.ID("v0.2.0"), SHA: "e5bd3914e2e596debea16f433f57875b5b90bcd6", Tag: "v0.2.0"},
 	}))
 	g.Expect(api.log.all()).To(HaveLen(2))
 }

@@ -113,7 +113,7 @@ func (g *gitLabLister) branches(ctx context.Context) ([]Item, error) {
 	items := make([]Item, 0, len(branches))
 	for _, b := range branches {
 		items = append(items, Item{
-			ID:     inputs.ShortID(b.Name),
+			ID:     inputs.ID(b.Name),
 			SHA:    commitID(b.Commit),
 			Branch: b.Name,
 			Extra:  map[string]any{SlugKey: refSlug(b.Name)},
@@ -132,7 +132,7 @@ func (g *gitLabLister) tags(ctx context.Context) ([]Item, error) {
 	items := make([]Item, 0, len(tags))
 	for _, t := range tags {
 		items = append(items, Item{
-			ID:    inputs.ShortID(t.Name),
+			ID:    inputs.ID(t.Name),
 			SHA:   commitID(t.Commit),
 			Tag:   t.Name,
 			Extra: map[string]any{SlugKey: refSlug(t.Name)},

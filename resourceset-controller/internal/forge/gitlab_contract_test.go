@@ -131,9 +131,9 @@ func TestContractGitLabBranches(t *testing.T) {
 	items, err := api.lister(t).List(t.Context(), forge.Branches)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(items).To(Equal([]forge.Item{
-		{ID: inputs.ShortID("master"), SHA: "7b5c3cc8be40ee161ae89a06bba6229da1032a0c", Branch: "master",
+		{ID: inputs.ID("master"), SHA: "7b5c3cc8be40ee161ae89a06bba6229da1032a0c", Branch: "master",
 			Extra: map[string]any{"slug": "master"}},
-		{ID: inputs.ShortID("Feature/Login_Page"), SHA: "4ad91d3c1144c406e50c7b33bae684bd6837faf8", Branch: "Feature/Login_Page",
+		{ID: inputs.ID("Feature/Login_Page"), SHA: "4ad91d3c1144c406e50c7b33bae684bd6837faf8", Branch: "Feature/Login_Page",
 			Extra: map[string]any{"slug": "feature-login-page"}},
 	}))
 	g.Expect(api.log.all()).To(Equal([]string{
@@ -150,9 +150,9 @@ func TestContractGitLabTags(t *testing.T) {
 	items, err := api.lister(t).List(t.Context(), forge.Tags)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(items).To(Equal([]forge.Item{
-		{ID: inputs.ShortID("v1.0.0"), SHA: "2695effb5807a22ff3d138d593fd856244e155e7", Tag: "v1.0.0",
+		{ID: inputs.ID("v1.0.0"), SHA: "2695effb5807a22ff3d138d593fd856244e155e7", Tag: "v1.0.0",
 			Extra: map[string]any{"slug": "v1-0-0"}},
-		{ID: inputs.ShortID("v1.1.0"), SHA: "60a8ff033665e1207714d6670fcd7b65304ec02f", Tag: "v1.1.0",
+		{ID: inputs.ID("v1.1.0"), SHA: "60a8ff033665e1207714d6670fcd7b65304ec02f", Tag: "v1.1.0",
 			Extra: map[string]any{"slug": "v1-1-0"}},
 	}))
 	g.Expect(api.log.all()).To(HaveLen(2))

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 	"github.com/sluice-gitops/sluice/shared/gitauth"
 )
 
@@ -69,7 +70,7 @@ func (g *gitRemote) List(ctx context.Context, kind Kind) ([]Item, error) {
 			// An annotated tag: its input names the commit, as the forges' APIs do.
 			sha = p
 		}
-		it := Item{ID: shortID(n), SHA: sha}
+		it := Item{ID: inputs.ID(n), SHA: sha}
 		if kind == Branches {
 			it.Branch = n
 		} else {

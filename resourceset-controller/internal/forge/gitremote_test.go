@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 	"github.com/sluice-gitops/sluice/shared/gitauth"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
@@ -47,7 +48,7 @@ func TestGitRemoteListsBranchesAndTags(t *testing.T) {
 			got := map[string]string{}
 			for _, b := range branches {
 				got[b.Branch] = b.SHA
-				if b.ID != shortID(b.Branch) {
+				if b.ID != inputs.ID(b.Branch) {
 					t.Errorf("branch %s has id %s", b.Branch, b.ID)
 				}
 			}

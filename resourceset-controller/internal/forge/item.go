@@ -3,14 +3,12 @@ package forge
 import (
 	"maps"
 	"slices"
-
-	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 
 // Item is one branch, tag, pull or merge request, or environment of a repository.
 type Item struct {
 	// ID identifies the item among its kind: the number of a pull or merge request, GitLab's id
-	// of an environment, a short hash of the name of a branch or tag.
+	// of an environment, inputs.ID of the name of a branch or tag (flux-operator's ids).
 	ID string
 	// SHA is the commit the item points at (a request's head).
 	SHA string
@@ -64,7 +62,3 @@ func Inputs(items []Item) []map[string]any {
 
 // hasLabel reports whether the item carries label.
 func (it Item) hasLabel(label string) bool { return slices.Contains(it.Labels, label) }
-
-// shortID is the id of a branch, tag or environment: a short hash of its name, as the ids of
-// OCIArtifactTag inputs are.
-func shortID(name string) string { return inputs.ShortID(name) }

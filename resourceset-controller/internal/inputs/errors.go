@@ -13,8 +13,7 @@ import (
 type TooManyError struct {
 	// Count is the number of combinations the product would hold.
 	Count *big.Int
-	// Sizes are the numbers of inputs of the dimensions: the inline inputs first when there are
-	// some, then the providers in name order.
+	// Sizes are the numbers of inputs of the dimensions, in the order of Combine's sources.
 	Sizes []int
 	// Limit is the cap that Count exceeds.
 	Limit int

@@ -71,7 +71,7 @@ func OCIArtifactTags(ctx context.Context, url string, filter Filter, insecure bo
 	out := make([]map[string]any, len(tags))
 	for i, tag := range tags {
 		out[i] = map[string]any{
-			IDKey:    shortHash([]byte(tag)),
+			IDKey:    ID(tag),
 			"tag":    tag,
 			"digest": digests[i],
 		}

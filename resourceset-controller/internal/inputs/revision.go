@@ -3,6 +3,8 @@ package inputs
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 )
 
 // Revision is "sha256:<hex>" of the canonical JSON of the inputs, so equal inputs give equal
@@ -14,4 +16,15 @@ func Revision(inputs []map[string]any) string {
 	}
 	sum := sha256.Sum256(canonicalJSON(inputs))
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// canonicalJSON is the JSON of v with map keys sorted (encoding/json sorts them), so equal
+// values give equal bytes. Values that JSON cannot encode (only possible for inputs not built
+// from JSON) fall back to their Go syntax, which also prints maps sorted.
+func canonicalJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Appendf(nil, "%#v", v)
+	}
+	return b
 }

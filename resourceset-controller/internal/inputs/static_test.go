@@ -10,26 +10,40 @@ import (
 
 func TestStatic(t *testing.T) {
 	g := NewWithT(t)
-	values := map[string]any{"env": "prod", "replicas": int64(3)}
+	values := map[string]any{"env": "prod", "replicas": int64(3), "id": "mine"}
 
-	got := inputs.Static(values)
-	g.Expect(got).To(HaveLen(1))
-	g.Expect(got[0]).To(HaveKeyWithValue("env", "prod"))
-	g.Expect(got[0]).To(HaveKeyWithValue("replicas", int64(3)))
-	g.Expect(got[0]["id"]).To(MatchRegexp(`^[0-9a-f]{12}$`))
-	g.Expect(values).NotTo(HaveKey("id"), "the spec's values are not changed")
-
-	// Same values, same id; other values, another id.
-	g.Expect(inputs.Static(map[string]any{"replicas": int64(3), "env": "prod"})[0]["id"]).To(Equal(got[0]["id"]))
-	g.Expect(inputs.Static(map[string]any{"env": "dev", "replicas": int64(3)})[0]["id"]).NotTo(Equal(got[0]["id"]))
-
-	// An id of their own is kept.
-	g.Expect(inputs.Static(map[string]any{"id": "main", "env": "prod"})).To(Equal([]map[string]any{{"id": "main", "env": "prod"}}))
+	// The id given replaces one of the values, as flux-operator's Static provider does.
+	got := inputs.Static(values, inputs.ID("uid-1"))
+	g.Expect(got).To(Equal([]map[string]any{{"env": "prod", "replicas": int64(3), "id": inputs.ID("uid-1")}}))
+	g.Expect(values).To(HaveKeyWithValue("id", "mine"), "the spec's values are not changed")
 
 	// No values is still one input.
-	empty := inputs.Static(nil)
-	g.Expect(empty).To(HaveLen(1))
-	g.Expect(empty[0]).To(HaveKey("id"))
+	g.Expect(inputs.Static(nil, "1")).To(Equal([]map[string]any{{"id": "1"}}))
+}
+
+// The ids Sluice gave before flux-operator's: a provider keeps the id of an input its previous
+// export holds, and gives the new ids to inputs that are new.
+func TestKeepLegacyIDs(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(inputs.LegacyID("main")).To(MatchRegexp(`^[0-9a-f]{12}$`))
+	g.Expect(inputs.LegacyStaticID(map[string]any{"env": "prod", "n": int64(1)})).To(Equal(inputs.LegacyStaticID(map[string]any{"n": int64(1), "env": "prod"})))
+	g.Expect(inputs.LegacyStaticID(map[string]any{"env": "prod"})).NotTo(Equal(inputs.LegacyStaticID(map[string]any{"env": "dev"})))
+	g.Expect(inputs.LegacyStaticID(map[string]any{"id": "main", "env": "prod"})).To(Equal("main"))
+
+	previous := []map[string]any{{"id": inputs.LegacyID("main"), "branch": "main"}, {"id": inputs.ID("dev"), "branch": "dev"}}
+	list := []map[string]any{
+		{"id": inputs.ID("main"), "branch": "main"},
+		{"id": inputs.ID("dev"), "branch": "dev"},
+		{"id": inputs.ID("feature"), "branch": "feature"},
+	}
+	byBranch := func(in map[string]any) string { return inputs.LegacyID(in["branch"].(string)) }
+	g.Expect(inputs.KeepLegacyIDs(list, previous, byBranch)).To(Equal(1))
+	g.Expect(list).To(Equal([]map[string]any{
+		{"id": inputs.LegacyID("main"), "branch": "main"}, // exported before: keeps its id
+		{"id": inputs.ID("dev"), "branch": "dev"},         // exported with the new id already
+		{"id": inputs.ID("feature"), "branch": "feature"}, // new
+	}))
+	g.Expect(inputs.KeepLegacyIDs(list, nil, byBranch)).To(Equal(0), "a first export has nothing to keep")
 }
 
 func TestWithDefaults(t *testing.T) {
