@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -46,6 +47,17 @@ type Step struct {
 
 // RenderResourceSet is ForResourceSet, with the number of inputs.
 func RenderResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group) (Rendered, error) {
+	return render(ctx, rset, groups, false)
+}
+
+// RenderResourceSetLegacyIDs is RenderResourceSet with the ids Sluice gave Permute combinations
+// before it took flux-operator's (inputs.LegacyPermuteIDs), for a ResourceSet whose objects are
+// named after them. Under Flatten it is RenderResourceSet.
+func RenderResourceSetLegacyIDs(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group) (Rendered, error) {
+	return render(ctx, rset, groups, true)
+}
+
+func render(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group, legacyIDs bool) (Rendered, error) {
 	if len(rset.Spec.Steps) > 0 && (len(rset.Spec.Resources) > 0 || strings.TrimSpace(rset.Spec.ResourcesTemplate) != "") {
 		// The API server refuses it too; a file given to `kubectl resourceset build` has not met it.
 		return Rendered{}, errors.New("spec.steps is mutually exclusive with spec.resources and spec.resourcesTemplate: move them into a step")
@@ -61,6 +73,9 @@ func RenderResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inp
 		if all, err = inputs.Combine(rset.GetInputStrategy(), own, groups, rset.IncludesEmptyProviders(), inputs.DefaultLimit); err != nil {
 			return Rendered{}, err
 		}
+		if legacyIDs && rset.GetInputStrategy() == rsv1.InputStrategyPermute {
+			inputs.LegacyPermuteIDs(all, own, groups)
+		}
 	}
 	if len(rset.Spec.InputDefaults) > 0 {
 		defaults, err := inputs.FromAPI([]rsv1.ResourceSetInput{rset.Spec.InputDefaults})
@@ -75,14 +90,14 @@ func RenderResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inp
 	}
 	if len(rset.Spec.Steps) == 0 {
 		objects, err := build(ctx, rset.Spec.Resources, rset.Spec.ResourcesTemplate, all, common)
-		return Rendered{Objects: objects, Inputs: len(all)}, err
+		return Rendered{Objects: objects, Inputs: len(all)}, permuteHint(rset, inline, err)
 	}
 	out := Rendered{Inputs: len(all)}
 	inStep := map[objectKey]string{}
 	for _, step := range rset.Spec.Steps {
 		objects, err := build(ctx, step.Resources, step.ResourcesTemplate, all, common)
 		if err != nil {
-			return Rendered{}, fmt.Errorf("step %q: %w", step.Name, err)
+			return Rendered{}, fmt.Errorf("step %q: %w", step.Name, permuteHint(rset, inline, err))
 		}
 		for _, o := range objects {
 			k := keyOf(o)
@@ -115,4 +130,28 @@ func build(ctx context.Context, resources []*apiextensionsv1.JSON, template stri
 		return nil, err
 	}
 	return t.Build(ctx, all, common)
+}
+
+// missingKey is how text/template names a key a map does not have.
+var missingKey = regexp.MustCompile(`map has no entry for key "([^"]+)"`)
+
+// permuteHint adds to err, when a template misses a key of the ResourceSet's own inputs under
+// Permute, where those inputs are: under the ResourceSet's name, as in flux-operator (Sluice
+// merged them at the top level before, so templates written for it stop here, and nothing is
+// applied or deleted).
+func permuteHint(rset *rsv1.ResourceSet, inline []map[string]any, err error) error {
+	if err == nil || rset.GetInputStrategy() != rsv1.InputStrategyPermute {
+		return err
+	}
+	m := missingKey.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	for _, in := range inline {
+		if _, ok := in[m[1]]; ok {
+			return fmt.Errorf("%w: under the Permute strategy the ResourceSet's own inputs are under its name: << inputs.%s.%s >>",
+				err, inputs.NormalizeKeyForTemplate(rset.Name), m[1])
+		}
+	}
+	return err
 }

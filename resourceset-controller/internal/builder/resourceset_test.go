@@ -59,3 +59,33 @@ spec:
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(objects).To(BeEmpty())
 }
+
+// A template written for Sluice's earlier Permute, which merged the ResourceSet's own inputs at
+// the top level, fails with where they are now.
+func TestPermuteOwnInputsHint(t *testing.T) {
+	g := NewWithT(t)
+	obj := &rsv1.ResourceSet{}
+	g.Expect(yaml.UnmarshalStrict([]byte(`
+metadata:
+  name: color-environments
+spec:
+  inputStrategy:
+    name: Permute
+  inputs:
+    - tenant: team-a
+  resourcesTemplate: |
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: << inputs.tenant >>
+      namespace: apps
+`), obj)).To(Succeed())
+	_, err := ForResourceSet(context.Background(), obj, nil)
+	g.Expect(err).To(MatchError(ContainSubstring(`map has no entry for key "tenant": under the Permute strategy the ResourceSet's own inputs are under its name: << inputs.color_environments.tenant >>`)))
+
+	obj.Spec.ResourcesTemplate = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: << inputs.color_environments.tenant >>\n  namespace: apps\n"
+	objects, err := ForResourceSet(context.Background(), obj, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(objects).To(HaveLen(1))
+	g.Expect(objects[0].GetName()).To(Equal("team-a"))
+}

@@ -124,6 +124,11 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	if err != nil {
 		return owner.Plan{}, r.buildFailed(obj, err)
 	}
+	inventory, err := r.owners().Inventory(ctx, obj)
+	if err != nil && !errors.Is(err, sharedinventory.ErrUnreadable) {
+		return owner.Plan{}, err
+	}
+	rendered = keepLegacyPermuteIDs(ctx, obj, groups, rendered, inventory)
 	objects := rendered.Objects
 	if err := r.recreateFailedJobs(ctx, obj, objects); err != nil {
 		return owner.Plan{}, err
@@ -141,10 +146,6 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	revision, err := apply.Revision(objects)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
-	}
-	inventory, err := r.owners().Inventory(ctx, obj)
-	if err != nil && !errors.Is(err, sharedinventory.ErrUnreadable) {
-		return owner.Plan{}, err
 	}
 	msg, allowed, err := pruneLimit(obj, inventory, objects, revision)
 	if err != nil {

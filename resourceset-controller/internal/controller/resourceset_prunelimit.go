@@ -35,21 +35,7 @@ func pruneLimit(obj *rsv1.ResourceSet, inventory []apply.Entry, objects []*unstr
 	if err != nil {
 		return "", false, fmt.Errorf("spec.maxPrune: %w", err)
 	}
-	// A rendered object without a namespace lands in the ResourceSet's (or is cluster-scoped).
-	keep := map[string]bool{}
-	for _, o := range objects {
-		gk := o.GroupVersionKind().GroupKind()
-		keep[object.ObjMetadata{GroupKind: gk, Namespace: o.GetNamespace(), Name: o.GetName()}.String()] = true
-		if o.GetNamespace() == "" {
-			keep[object.ObjMetadata{GroupKind: gk, Namespace: obj.Namespace, Name: o.GetName()}.String()] = true
-		}
-	}
-	deleted := 0
-	for _, e := range inventory {
-		if !keep[e.ID] {
-			deleted++
-		}
-	}
+	deleted := len(inventory) - keptOf(obj, inventory, objects)
 	if deleted <= limit {
 		return "", false, nil
 	}
@@ -68,4 +54,24 @@ func (r *ResourceSetReconciler) useAllowPrune(ctx context.Context, obj *rsv1.Res
 	if err := r.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		log.FromContext(ctx).Error(err, "removing the used annotation "+rsv1.AllowPruneAnnotation)
 	}
+}
+
+// keptOf is how many entries of the inventory the objects keep. A rendered object without a
+// namespace lands in the ResourceSet's (or is cluster-scoped).
+func keptOf(obj *rsv1.ResourceSet, inventory []apply.Entry, objects []*unstructured.Unstructured) int {
+	keep := make(map[string]bool, 2*len(objects))
+	for _, o := range objects {
+		gk := o.GroupVersionKind().GroupKind()
+		keep[object.ObjMetadata{GroupKind: gk, Namespace: o.GetNamespace(), Name: o.GetName()}.String()] = true
+		if o.GetNamespace() == "" {
+			keep[object.ObjMetadata{GroupKind: gk, Namespace: obj.Namespace, Name: o.GetName()}.String()] = true
+		}
+	}
+	kept := 0
+	for _, e := range inventory {
+		if keep[e.ID] {
+			kept++
+		}
+	}
+	return kept
 }

@@ -247,9 +247,12 @@ spec:
 	legacy := inputs.LegacyStaticID(map[string]any{"tenant": "team1"})
 	exported, err := inputs.ToAPI([]map[string]any{{"id": legacy, "tenant": "team1"}})
 	g.Expect(err).NotTo(HaveOccurred())
-	obj.Status.ExportedInputs = exported
-	obj.Status.LastExportedRevision = "sha256:earlier"
-	g.Expect(k8s.Status().Update(context.Background(), obj)).To(Succeed())
+	g.Eventually(func() error { // retried: the controller may write the status meanwhile
+		obj = rsipGet(g, key)
+		obj.Status.ExportedInputs = exported
+		obj.Status.LastExportedRevision = "sha256:earlier"
+		return k8s.Status().Update(context.Background(), obj)
+	}, timeout).Should(Succeed())
 	poke(t, obj)
 	g.Eventually(func(g Gomega) string {
 		return rsipGet(g, key).Status.LastExportedRevision

@@ -249,7 +249,7 @@ func TestNormalizeKeyForTemplate(t *testing.T) {
 		"color-environments": "color_environments",
 		"--a..b--":           "a_b",
 		"ünïcode-1":          "ncode_1",
-		"a b\tc":            "a_b_c",
+		"a b\tc":             "a_b_c",
 		"":                   "",
 	} {
 		t.Run(in, func(t *testing.T) {
