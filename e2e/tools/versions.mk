@@ -27,6 +27,9 @@ SOURCE_CONTROLLER_API_VERSION := v1.9.0
 # source of its api/v1 package into bin/ for the field walk (it needs Go 1.27, so it is read, not
 # built).
 FLUX_OPERATOR_VERSION := v0.59.0
+# The flux CLI (github.com/fluxcd/flux2/v2), run by the e2e scenario of Flux's tools against
+# Sluice's controllers; the newest release that builds with Go 1.26.
+FLUX_CLI_VERSION := v2.9.5
 # Versity's S3 gateway, the real object store the source-controller's replicas share artifacts
 # through in the tests (shared/testserver.NewObjectStore); Go 1.25, built by go install.
 VERSITYGW_VERSION := v1.8.0

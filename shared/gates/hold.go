@@ -61,13 +61,19 @@ func (h Holder) HoldRevision(ctx context.Context, obj HeldObject, candidate stri
 // Evaluate reads the gates of obj, for Record; it changes nothing. Consumers that learn their
 // candidate revision after reading the gates pass res.ForRevision(candidate) to Record.
 func (h Holder) Evaluate(ctx context.Context, obj HeldObject) (Result, error) {
-	return Evaluate(ctx, h.Reader, obj.GetNamespace(), obj.GetGates())
+	spec, err := Spec(obj)
+	if err != nil {
+		// Fail closed: the gates the object was meant to wait on are unknown. Retried, as an
+		// annotation changes no generation for a terminal error to wait on.
+		return Result{}, err
+	}
+	return Evaluate(ctx, h.Reader, obj.GetNamespace(), spec)
 }
 
 // Record is the rest of Hold, for a result of Evaluate: the log, the conditions, status.gates and
 // the events. It says whether obj may go ahead.
 func (h Holder) Record(ctx context.Context, obj HeldObject, res Result, neverApplied bool) bool {
-	spec := obj.GetGates()
+	spec := Of(obj)
 	if spec == nil || len(spec.Refs) == 0 {
 		conditions.Delete(obj, gatesapi.BlockedCondition)
 		obj.SetGatesStatus(nil)

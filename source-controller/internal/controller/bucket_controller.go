@@ -41,6 +41,7 @@ func (r *BucketReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			interval: jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration),
 			steps:    func(ctx context.Context) (time.Duration, error) { return 0, r.reconcileArtifact(ctx, obj) },
 			waiting:  func(ctx context.Context) string { return r.waitingRevision(ctx, obj) },
+			ready:    func() (string, string) { return readyWithColon(obj) },
 		}
 	})
 }

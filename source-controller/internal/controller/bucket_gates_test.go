@@ -43,7 +43,7 @@ func TestBucketWaitsOnItsGates(t *testing.T) {
 	second := wantRevision(map[string]string{"app.yaml": "v: 2\n"})
 	pokeBucket(t, key)
 	g.Eventually(bucketCondition(key, gatesapi.BlockedCondition), timeout).Should(Equal(blocked))
-	g.Eventually(bucketCondition(key, meta.ReadyCondition), timeout).Should(Equal("True|Succeeded|stored artifact for revision '" + first +
+	g.Eventually(bucketCondition(key, meta.ReadyCondition), timeout).Should(Equal("True|Succeeded|stored artifact: revision '" + first +
 		"'; revision '" + second + "' waits for the gates: closed (change-freeze)"))
 	g.Expect(fetchBucketArtifact(t, key)).To(Equal(map[string]string{"app.yaml": "v: 1\n"}))
 	g.Expect(getBucket(g, key).Status.Gates.WaitingRevision).To(Equal(second))

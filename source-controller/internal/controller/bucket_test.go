@@ -32,7 +32,7 @@ func TestBucketFetchesObjectsUnderPrefix(t *testing.T) {
 	})
 	rev := wantRevision(app)
 	g.Eventually(bucketRevision(key), timeout).Should(Equal(rev))
-	g.Eventually(bucketCondition(key, meta.ReadyCondition), timeout).Should(Equal("True|Succeeded|stored artifact for revision '" + rev + "'"))
+	g.Eventually(bucketCondition(key, meta.ReadyCondition), timeout).Should(Equal("True|Succeeded|stored artifact: revision '" + rev + "'"))
 	g.Expect(fetchBucketArtifact(t, key)).To(Equal(app))
 	obj := getBucket(g, key)
 	g.Expect(obj.Status.URL).To(HaveSuffix("/bucket/" + ns + "/app/latest.tar.gz"))
@@ -64,7 +64,7 @@ func TestBucketDownloadsOnlyWhenTheListingChanges(t *testing.T) {
 	g.Expect(gets).To(Equal(3))
 
 	pokeBucket(t, key)
-	g.Eventually(bucketCondition(key, meta.ReadyCondition), timeout).Should(Equal("True|Succeeded|stored artifact for revision '" + first + "'"))
+	g.Eventually(bucketCondition(key, meta.ReadyCondition), timeout).Should(Equal("True|Succeeded|stored artifact: revision '" + first + "'"))
 	g.Expect(s3.Gets("manifests")).To(Equal(gets))
 	g.Expect(bucketRevision(key)(g)).To(Equal(first))
 

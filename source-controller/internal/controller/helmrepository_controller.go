@@ -50,6 +50,7 @@ func (r *HelmRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 			kind: sourcev1.HelmRepositoryKind, suspended: obj.Spec.Suspend, observedGeneration: &obj.Status.ObservedGeneration,
 			interval: interval,
 			steps:    func(ctx context.Context) (time.Duration, error) { return 0, r.reconcileIndex(ctx, obj) },
+			ready:    func() (string, string) { return readyWithColon(obj) },
 		}
 		if obj.Spec.Type == sourcev1.HelmRepositoryTypeOCI {
 			k.withoutArtifact = true

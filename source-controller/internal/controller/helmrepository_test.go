@@ -84,7 +84,7 @@ func TestHelmRepositoryFetchesTheIndex(t *testing.T) {
 
 	indexRev := sha256File(t, repo.Root()+"/index.yaml")
 	g.Eventually(helmRepoState(key, meta.ReadyCondition), timeout).
-		Should(Equal("True|Succeeded|stored artifact for revision '" + indexRev + "'"))
+		Should(Equal("True|Succeeded|stored artifact: revision '" + indexRev + "'"))
 	obj := getHelmRepo(g, key)
 	g.Expect(obj.Status.URL).To(HaveSuffix("/helmrepository/" + ns + "/podinfo/index.idx"))
 	v, err := index.Resolve(store.LocalPath(*obj.Status.Artifact), "podinfo", "5.*")

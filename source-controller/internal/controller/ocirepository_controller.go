@@ -54,6 +54,9 @@ func (r *OCIRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			kind: sourcev1.OCIRepositoryKind, suspended: obj.Spec.Suspend, observedGeneration: &obj.Status.ObservedGeneration,
 			interval: jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration),
 			steps:    func(ctx context.Context) (time.Duration, error) { return 0, r.reconcileArtifact(ctx, obj) },
+			ready: func() (string, string) {
+				return meta.SucceededReason, fmt.Sprintf("stored artifact for digest '%s'", obj.GetArtifact().Revision)
+			},
 		}
 	})
 }

@@ -63,7 +63,8 @@ type sourceKind struct {
 	interval time.Duration
 	// ready is Ready's (and ArtifactInStorage's) reason and message once an artifact is stored:
 	// the kind's own wording, e.g. HelmChart's "pulled 'podinfo' chart with version '5.2.1'".
-	// nil: Succeeded, "stored artifact for revision '<revision>'".
+	// nil: Succeeded, "stored artifact for revision '<revision>'". Each is Flux's wording for
+	// the kind.
 	ready func() (reason, message string)
 	// withoutArtifact: the object serves no artifact (a HelmRepository of type oci), so storage and
 	// gates do not apply and the steps set Ready themselves.
@@ -277,6 +278,12 @@ func markReady(obj source, ready func() (string, string)) {
 	}
 	conditions.MarkTrue(obj, meta.ReadyCondition, reason, "%s", msg)
 	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, reason, "%s", msg)
+}
+
+// readyWithColon is the Ready wording of Flux's HelmRepository and Bucket, "stored artifact:
+// revision '<revision>'", which `flux get sources helm|bucket` prints.
+func readyWithColon(obj source) (string, string) {
+	return meta.SucceededReason, fmt.Sprintf("stored artifact: revision '%s'", obj.GetArtifact().Revision)
 }
 
 // storageReason is the StorageOperationFailed reason of an archive or copy error.
