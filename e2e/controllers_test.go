@@ -20,7 +20,7 @@ var commonFlags = []string{
 	"--metrics-addr", "--health-addr", "--enable-leader-election", "--concurrent", "--requeue-dependency",
 	"--log-level", "--log-encoding", "--watch-all-namespaces", "--watch-label-selector", "--kube-api-qps",
 	"--kube-api-burst", "--interval-jitter-percentage", "--min-retry-delay", "--max-retry-delay", "--kubeconfig",
-	"--enable-pprof", "--sharding",
+	"--enable-pprof", "--sharding", "--events-addr",
 }
 
 func controllerHelp(t *testing.T, name string) string {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -88,7 +87,7 @@ func main() {
 	if webhookReceiverMaxBody <= 0 {
 		bootstrap.Exit(fmt.Errorf("--webhook-receiver-max-body-size must be more than 0, not %d", webhookReceiverMaxBody), "parsing flags")
 	}
-	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
+	recorder, err := opts.NewEventRecorder(mgr, controllerName)
 	bootstrap.Exit(err, "creating event recorder")
 
 	readiness := conditiongauge.New(mgr.GetScheme()).MustRegister(ctrlmetrics.Registry)

@@ -6,13 +6,11 @@ import (
 	"context"
 	"os"
 
-	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/spf13/pflag"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
@@ -57,7 +55,7 @@ func main() {
 
 	mgr, err := opts.NewManager(controllerName, scheme, &rsv1.ResourceSet{}, &rsv1.ResourceSetInputProvider{})
 	bootstrap.Exit(err, "creating manager")
-	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
+	recorder, err := opts.NewEventRecorder(mgr, controllerName)
 	bootstrap.Exit(err, "creating event recorder")
 	readiness := conditiongauge.New(mgr.GetScheme(), rsv1.Finalizer).MustRegister(ctrlmetrics.Registry)
 

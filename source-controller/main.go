@@ -11,13 +11,11 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/opencontainers/go-digest"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -133,7 +131,7 @@ func main() {
 	bootstrap.Exit(err, "setting up the artifact store")
 	store, err := storage.New(storageOpts)
 	bootstrap.Exit(err, "setting up the artifact storage")
-	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", controllerName)
+	recorder, err := opts.NewEventRecorder(mgr, controllerName)
 	bootstrap.Exit(err, "creating event recorder")
 	artifactServer := &storage.Server{Addr: storageAddr, Storage: store}
 	bootstrap.Exit(mgr.Add(artifactServer), "adding the artifact server")

@@ -29,6 +29,8 @@ type Options struct {
 	DefaultServiceAccount string
 	// EnablePprof serves Go's profiles under /debug/pprof/ on the metrics address.
 	EnablePprof bool
+	// EventsAddr is where the controller posts its events in Flux's format (--events-addr).
+	EventsAddr string
 	// Sharding spreads the objects over the running replicas (--sharding); NewManager sets
 	// Shards then, which the reconcilers consult.
 	Sharding bool
@@ -49,6 +51,8 @@ func (o *Options) BindFlags(fs *pflag.FlagSet, impersonation bool) {
 		"Serve Go's profiles (net/http/pprof) under /debug/pprof/ on the metrics address. Off by default: whoever "+
 			"reaches the metrics port would read the controller's command line, goroutines and allocations, and make it spend CPU on profiles.")
 	fs.StringVar(&o.HealthAddr, "health-addr", ":9440", "The address the health endpoints (/healthz, /readyz) bind to.")
+	fs.StringVar(&o.EventsAddr, "events-addr", "",
+		"The URL the controller posts its events to, in Flux's event format, as Flux's controllers post them to the notification-controller. Empty: events go to the API server only.")
 	fs.IntVar(&o.Concurrent, "concurrent", 4, "The number of concurrent reconciles per kind.")
 	fs.DurationVar(&o.RequeueDependency, "requeue-dependency", 30*time.Second,
 		"The interval at which an object waiting on a dependency is retried.")

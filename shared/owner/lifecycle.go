@@ -30,6 +30,7 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/conditiongauge"
+	"github.com/sluice-gitops/sluice/shared/eventmeta"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/inventory"
@@ -334,7 +335,7 @@ func (l *Lifecycle[T]) apply(ctx context.Context, obj T, fields Fields, settings
 	}
 	changed := *fields.LastAppliedRevision != revision || len(res.Pruned) > 0
 	*fields.LastAppliedRevision = revision
-	annotations := map[string]string{"revision": revision}
+	annotations := eventmeta.RevisionOf(l.Client.Scheme(), obj, revision)
 	if res.Changes != "" {
 		l.EventRecorder.AnnotatedEventf(obj, annotations, corev1.EventTypeNormal, ApplySucceededReason, "%s", res.Changes)
 		changed = true

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/eventmeta"
 )
 
 // Step is one of the ordered groups of a plan's objects: the next Size objects, health-checked
@@ -62,7 +63,7 @@ func (l *Lifecycle[T]) applySteps(ctx context.Context, obj T, fields Fields, set
 			return 0, l.Failed(obj, reason, fmt.Errorf("step %d/%d %q %s: %w", i+1, len(steps), step.Name, what, err))
 		}
 		if res.Changes != "" {
-			l.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": revision}, corev1.EventTypeNormal,
+			l.EventRecorder.AnnotatedEventf(obj, eventmeta.RevisionOf(l.Client.Scheme(), obj, revision), corev1.EventTypeNormal,
 				ApplySucceededReason, "step %q: %s", step.Name, res.Changes)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/conditiongauge"
+	"github.com/sluice-gitops/sluice/shared/eventmeta"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
@@ -158,7 +159,7 @@ func (r *ManifestUpdateReconciler) reconcile(ctx context.Context, obj *generator
 	if err := r.markCommitted(ctx, obj, target); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": target.Branch + "@sha1:" + commit},
+	r.EventRecorder.AnnotatedEventf(obj, eventmeta.Revision(generatorv1.GroupVersion.Group, target.Branch+"@sha1:"+commit),
 		corev1.EventTypeNormal, generatorv1.CommittedReason, "%s", msg)
 	if err := r.requestSourceReconcile(ctx, obj.Namespace, target.RepoName); err != nil && !apierrors.IsNotFound(err) {
 		// The commit is pushed; the source sees it at its next interval anyway.

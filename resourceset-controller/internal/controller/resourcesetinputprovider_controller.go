@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/apply"
 	"github.com/sluice-gitops/sluice/shared/conditiongauge"
+	"github.com/sluice-gitops/sluice/shared/eventmeta"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/secrets"
@@ -178,7 +179,7 @@ func (r *ResourceSetInputProviderReconciler) reconcileInputs(ctx context.Context
 		}
 		// The revision is in the message too: events of equal messages are folded into one.
 		msg := fmt.Sprintf("exported %d %s with revision %s", len(list), noun, revision)
-		r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": revision}, corev1.EventTypeNormal,
+		r.EventRecorder.AnnotatedEventf(obj, eventmeta.Revision(rsv1.GroupVersion.Group, revision), corev1.EventTypeNormal,
 			rsv1.ReconciliationSucceededReason, "%s", msg)
 		if changed {
 			log.FromContext(ctx).Info(fmt.Sprintf("exported %d %s", len(list), noun), "revision", revision)

@@ -132,7 +132,7 @@ func rsipEventFor(t *testing.T, key client.ObjectKey, revision string) string {
 	var msg string
 	NewWithT(t).Eventually(func(g Gomega) bool {
 		for _, e := range rsipEvents(g, key) {
-			if e.Type == corev1.EventTypeNormal && e.Annotations["revision"] == revision {
+			if e.Type == corev1.EventTypeNormal && e.Annotations[rsv1.GroupVersion.Group+"/revision"] == revision {
 				msg = e.Reason + ": " + e.Message
 				return true
 			}

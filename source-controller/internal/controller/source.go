@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-gitops/sluice/shared/conditiongauge"
+	"github.com/sluice-gitops/sluice/shared/eventmeta"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
@@ -197,7 +198,7 @@ func (r *SourceReconciler) storeArtifact(obj source, art meta.Artifact, linkName
 	conditions.Delete(obj, sourcev1.ArtifactOutdatedCondition)
 	conditions.MarkTrue(obj, sourcev1.ArtifactInStorageCondition, meta.SucceededReason,
 		"stored artifact for revision '%s'", art.Revision)
-	r.EventRecorder.AnnotatedEventf(obj, map[string]string{"revision": art.Revision}, corev1.EventTypeNormal,
+	r.EventRecorder.AnnotatedEventf(obj, eventmeta.Revision(sourcev1.GroupVersion.Group, art.Revision), corev1.EventTypeNormal,
 		reason, "%s", status.Redact(eventMsg))
 	return url, nil
 }
