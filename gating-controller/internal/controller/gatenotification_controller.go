@@ -56,11 +56,11 @@ type GateNotificationReconciler struct {
 	// RequeueDependency is how soon a notification whose Secret is missing is looked at again.
 	RequeueDependency time.Duration
 
-	queue *notify.Queue
+	queue *notify.Queue[notify.Event]
 	wake  chan event.GenericEvent
 	mu    sync.Mutex
 	// results are the last delivery of each notification, until its status says so.
-	results map[types.NamespacedName]notify.Result
+	results map[types.NamespacedName]notify.Result[notify.Event]
 }
 
 // +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gatenotifications,verbs=get;list;watch;update;patch
@@ -116,7 +116,7 @@ func (r *GateNotificationReconciler) Reconcile(ctx context.Context, req ctrl.Req
 
 // deliveryFailure is the message of the condition and the event of a failed delivery: the event,
 // the gate and what the endpoint answered (no URL, no token).
-func deliveryFailure(res notify.Result) string {
+func deliveryFailure(res notify.Result[notify.Event]) string {
 	return fmt.Sprintf("%s event of gate '%s' not delivered: %s", res.Event.Event, res.Event.Gate, res.Err)
 }
 
@@ -172,7 +172,7 @@ func (r *GateNotificationReconciler) Enqueue(ev notify.Event) {
 
 // report takes the result of a delivery: a failure is a Warning event at once; the status
 // follows in a reconcile.
-func (r *GateNotificationReconciler) report(res notify.Result) {
+func (r *GateNotificationReconciler) report(res notify.Result[notify.Event]) {
 	ns, name, _ := cutKey(res.Key)
 	key := types.NamespacedName{Namespace: ns, Name: name}
 	gn := &gatingv1.GateNotification{}
@@ -195,7 +195,7 @@ func (r *GateNotificationReconciler) report(res notify.Result) {
 }
 
 // recordDelivery writes a delivery's result into the notification's status.lastDelivery.
-func (r *GateNotificationReconciler) recordDelivery(gn *gatingv1.GateNotification, res notify.Result) {
+func (r *GateNotificationReconciler) recordDelivery(gn *gatingv1.GateNotification, res notify.Result[notify.Event]) {
 	if last := gn.Status.LastDelivery; last != nil && res.Time.Before(last.Time.Time) {
 		return
 	}
@@ -207,7 +207,7 @@ func (r *GateNotificationReconciler) recordDelivery(gn *gatingv1.GateNotificatio
 }
 
 // deliveryOf is the status of a delivery's result.
-func deliveryOf(res notify.Result) *gatingv1.GateNotificationDelivery {
+func deliveryOf(res notify.Result[notify.Event]) *gatingv1.GateNotificationDelivery {
 	d := &gatingv1.GateNotificationDelivery{Time: metav1.NewTime(res.Time), Event: gatingv1.GateEventType(res.Event.Event),
 		Gate: res.Event.Gate, Result: gatingv1.DeliverySucceeded, Attempts: res.Attempts}
 	if res.Err != nil {

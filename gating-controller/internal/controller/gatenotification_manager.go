@@ -32,7 +32,7 @@ func (r *GateNotificationReconciler) SetupWithManager(ctx context.Context, mgr c
 	if r.Sender == nil {
 		r.Sender = &notify.Sender{}
 	}
-	r.results = map[types.NamespacedName]notify.Result{}
+	r.results = map[types.NamespacedName]notify.Result[notify.Event]{}
 	r.wake = make(chan event.GenericEvent, notify.DefaultQueueSize)
 	r.queue = notify.NewQueue(notify.DefaultQueueSize, r.Sender, r.resolve, r.report,
 		mgr.GetLogger().WithName("gatenotification-delivery"))
@@ -55,20 +55,20 @@ func (r *GateNotificationReconciler) SetupWithManager(ctx context.Context, mgr c
 // resolve lists the deliveries of a gate's event: the GateNotifications of the gate's namespace
 // that forward the event and select the gate (by name, `*`, labels, or the gate's
 // spec.notificationRefs), each with its Secret read. It runs on the queue's goroutine.
-func (r *GateNotificationReconciler) resolve(ctx context.Context, ev notify.Event) []notify.Delivery {
+func (r *GateNotificationReconciler) resolve(ctx context.Context, ev notify.Event) []notify.Delivery[notify.Event] {
 	list := &gatingv1.GateNotificationList{}
 	if err := r.List(ctx, list, client.InNamespace(ev.Namespace)); err != nil {
 		log.FromContext(ctx).Error(err, "listing GateNotifications", "namespace", ev.Namespace)
 		return nil
 	}
-	var out []notify.Delivery
+	var out []notify.Delivery[notify.Event]
 	for i := range list.Items {
 		gn := &list.Items[i]
 		if gn.Spec.Suspend || !slices.Contains(gn.Spec.Events, gatingv1.GateEventType(ev.Event)) || !selects(gn, ev) {
 			continue
 		}
 		t, _, err := r.target(ctx, gn)
-		out = append(out, notify.Delivery{Target: t, Event: ev, Err: err})
+		out = append(out, notify.Delivery[notify.Event]{Target: t, Event: ev, Err: err})
 	}
 	return out
 }

@@ -36,6 +36,23 @@ type Event struct {
 	NotificationRefs []string          `json:"-"`
 }
 
+// Message is what a Queue delivers: the change of a gate (Event), or an event of Flux's format
+// that an Alert sends (internal/fluxalerts).
+type Message interface {
+	// Body is what is posted to an endpoint of the type.
+	Body(typ string) ([]byte, error)
+	// LogValues name the message in the log lines of its deliveries.
+	LogValues() []any
+}
+
+// Body is what is posted for the gate's change to an endpoint of the type (see the function Body).
+func (ev Event) Body(typ string) ([]byte, error) { return Body(typ, ev) }
+
+// LogValues name the gate and the change.
+func (ev Event) LogValues() []any {
+	return []any{"gate", ev.Namespace + "/" + ev.Gate, "event", ev.Event}
+}
+
 // DashboardLink is the URL of a gate in the dashboard served at base (`kubectl gate ui` as
 // deployed): the page, with the gate named in the fragment. Empty base, no link.
 func DashboardLink(base, namespace, gate string) string {

@@ -11,44 +11,45 @@ import (
 
 // Delivery is an event on its way to one target. Err, when set, is why the target could not be
 // made (its Secret is missing, say): the delivery fails at once, without a request.
-type Delivery struct {
+type Delivery[M Message] struct {
 	Target Target
-	Event  Event
+	Event  M
 	Err    error
 }
 
 // Result is the end of one delivery, reported to the controller for the GateNotification's
 // status and events.
-type Result struct {
-	// Key names the GateNotification: namespace/name.
+type Result[M Message] struct {
+	// Key names the target's object (a GateNotification, an Alert's Provider): namespace/name.
 	Key   string
-	Event Event
+	Event M
 	// Time the delivery ended.
 	Time time.Time
 	Outcome
 }
 
-// Queue takes the events of gates without ever blocking the gate reconciler, finds their
+// Queue takes messages (the events of gates, the events Alerts send) without ever blocking their
+// producer (the gate reconciler, the event receiver), finds their
 // targets, and delivers them: in order for each target, each target at its own pace, so that a
 // slow or failing endpoint delays only its own notifications. Everything queued is held in
 // memory: a restart loses what was not delivered yet.
-type Queue struct {
+type Queue[M Message] struct {
 	// Resolve lists the deliveries of an event (the matching GateNotifications, with their
 	// Secrets read); it runs on the queue's goroutine, not the reconciler's.
-	Resolve func(ctx context.Context, ev Event) []Delivery
+	Resolve func(ctx context.Context, ev M) []Delivery[M]
 	// Sender delivers.
 	Sender *Sender
 	// Report is called with the result of each delivery.
-	Report func(Result)
+	Report func(Result[M])
 	// Log gets a line per delivery, without the URL or the token.
 	Log logr.Logger
 	// EveryReplica runs the queue on every replica, not the elected one only (with shards).
 	EveryReplica bool
 
-	in      chan Event
+	in      chan M
 	perSize int
 	mu      sync.Mutex
-	targets map[string]chan Delivery
+	targets map[string]chan Delivery[M]
 }
 
 // DefaultQueueSize is how many events wait for their targets to be found; PerTargetQueueSize how
@@ -60,32 +61,32 @@ const (
 
 // NewQueue makes a queue of size events (DefaultQueueSize when 0); events enqueued before Start
 // wait for it.
-func NewQueue(size int, sender *Sender, resolve func(context.Context, Event) []Delivery, report func(Result), log logr.Logger) *Queue {
+func NewQueue[M Message](size int, sender *Sender, resolve func(context.Context, M) []Delivery[M], report func(Result[M]), log logr.Logger) *Queue[M] {
 	if size <= 0 {
 		size = DefaultQueueSize
 	}
-	return &Queue{Resolve: resolve, Sender: sender, Report: report, Log: log,
-		in: make(chan Event, size), perSize: PerTargetQueueSize, targets: map[string]chan Delivery{}}
+	return &Queue[M]{Resolve: resolve, Sender: sender, Report: report, Log: log,
+		in: make(chan M, size), perSize: PerTargetQueueSize, targets: map[string]chan Delivery[M]{}}
 }
 
 // Enqueue hands an event over; it never blocks. False when the queue is full and the event was
 // dropped (logged).
-func (q *Queue) Enqueue(ev Event) bool {
+func (q *Queue[M]) Enqueue(ev M) bool {
 	select {
 	case q.in <- ev:
 		return true
 	default:
-		q.Log.Info("notification queue full: event dropped", "gate", ev.Namespace+"/"+ev.Gate, "event", ev.Event)
+		q.Log.Info("notification queue full: event dropped", ev.LogValues()...)
 		return false
 	}
 }
 
 // NeedLeaderElection: only the elected controller changes gates, so only it notifies; with
 // shards (EveryReplica), each replica notifies the events of its gates.
-func (q *Queue) NeedLeaderElection() bool { return !q.EveryReplica }
+func (q *Queue[M]) NeedLeaderElection() bool { return !q.EveryReplica }
 
 // Start runs the queue until ctx ends (a controller-runtime Runnable).
-func (q *Queue) Start(ctx context.Context) error {
+func (q *Queue[M]) Start(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -100,11 +101,11 @@ func (q *Queue) Start(ctx context.Context) error {
 
 // toTarget queues a delivery behind the earlier ones of its target, starting the target's worker
 // on its first delivery.
-func (q *Queue) toTarget(ctx context.Context, d Delivery) {
+func (q *Queue[M]) toTarget(ctx context.Context, d Delivery[M]) {
 	q.mu.Lock()
 	ch, ok := q.targets[d.Target.Key]
 	if !ok {
-		ch = make(chan Delivery, q.perSize)
+		ch = make(chan Delivery[M], q.perSize)
 		q.targets[d.Target.Key] = ch
 		go q.work(ctx, ch)
 	}
@@ -112,12 +113,12 @@ func (q *Queue) toTarget(ctx context.Context, d Delivery) {
 	select {
 	case ch <- d:
 	default:
-		q.finish(Result{Key: d.Target.Key, Event: d.Event, Time: time.Now(),
+		q.finish(Result[M]{Key: d.Target.Key, Event: d.Event, Time: time.Now(),
 			Outcome: Outcome{Err: errors.New("too many deliveries are waiting for this endpoint: the event was dropped")}})
 	}
 }
 
-func (q *Queue) work(ctx context.Context, ch chan Delivery) {
+func (q *Queue[M]) work(ctx context.Context, ch chan Delivery[M]) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -127,13 +128,13 @@ func (q *Queue) work(ctx context.Context, ch chan Delivery) {
 			if d.Err == nil {
 				out = q.Sender.Deliver(ctx, d.Target, d.Event)
 			}
-			q.finish(Result{Key: d.Target.Key, Event: d.Event, Time: time.Now(), Outcome: out})
+			q.finish(Result[M]{Key: d.Target.Key, Event: d.Event, Time: time.Now(), Outcome: out})
 		}
 	}
 }
 
-func (q *Queue) finish(r Result) {
-	kv := []any{"gateNotification", r.Key, "gate", r.Event.Namespace + "/" + r.Event.Gate, "event", r.Event.Event, "attempts", r.Attempts}
+func (q *Queue[M]) finish(r Result[M]) {
+	kv := append(append([]any{"target", r.Key}, r.Event.LogValues()...), "attempts", r.Attempts)
 	if r.Err != nil {
 		q.Log.Info("notification delivery failed", append(kv, "error", r.Err.Error())...)
 	} else {

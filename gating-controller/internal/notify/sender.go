@@ -145,12 +145,12 @@ func (s *Sender) ParseAddress(raw string) (*url.URL, error) {
 
 // Deliver posts the event to the target, retrying network errors, 429 and 5xx answers with
 // exponential backoff (honouring Retry-After) until the attempts are spent or ctx ends.
-func (s *Sender) Deliver(ctx context.Context, t Target, ev Event) Outcome {
+func (s *Sender) Deliver(ctx context.Context, t Target, ev Message) Outcome {
 	s.init()
 	if _, err := s.ParseAddress(t.URL); err != nil {
 		return Outcome{Err: err}
 	}
-	body, err := Body(t.Type, ev)
+	body, err := ev.Body(t.Type)
 	if err != nil {
 		return Outcome{Err: err}
 	}
