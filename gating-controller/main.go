@@ -23,8 +23,10 @@ import (
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
+	notificationv1beta3 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1beta3"
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/controller"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxalerts"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxreceiver"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/fluxsyncs"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/gatereceiver"
@@ -53,7 +55,13 @@ func main() {
 	var webhookReceiverMaxBody int64
 	pflag.Int64Var(&webhookReceiverMaxBody, "webhook-receiver-max-body-size", fluxreceiver.DefaultMaxBodySize,
 		"The largest body, in bytes, a Receiver's webhook accepts; a larger one is refused with 413.")
-	var webhookReceiverCrossNamespace bool
+	var webhookReceiverCrossNamespace, eventReceiverCrossNamespace bool
+	var eventReceiverAddr string
+	pflag.StringVar(&eventReceiverAddr, "event-receiver-addr", "",
+		"The address the receiver of events binds to: controllers post their events to it in Flux's event format (their --events-addr), "+
+			"and Flux's Alerts send them to their Providers (notification.toolkit.fluxcd.io/v1beta3). Empty: not served.")
+	pflag.BoolVar(&eventReceiverCrossNamespace, "event-receiver-allow-cross-namespace-refs", false,
+		"Let an Alert select the objects of other namespaces (eventSources[].namespace). Off: an Alert sends the events of its own namespace only.")
 	pflag.BoolVar(&webhookReceiverCrossNamespace, "webhook-receiver-allow-cross-namespace-refs", false,
 		"Let a Receiver ask objects of other namespaces than its own to reconcile; off, such a Receiver is Stalled.")
 	var holdFluxSyncs bool
@@ -74,6 +82,7 @@ func main() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(gatingv1.AddToScheme(scheme))
 	utilruntime.Must(notificationv1.AddToScheme(scheme))
+	utilruntime.Must(notificationv1beta3.AddToScheme(scheme))
 
 	owned := []client.Object{&gatingv1.Gate{}, &gatingv1.GateKeeper{}, &gatingv1.GateNotification{}}
 	if webhookReceiverAddr != "" {
@@ -123,6 +132,12 @@ func main() {
 		srv := &gatereceiver.Server{Addr: receiverAddr, Client: mgr.GetClient(), EventRecorder: recorder, RequestedBy: by,
 			APIServer: mgr.GetConfig(), Limits: gatereceiver.Limits{MaxDuration: receiverMaxDuration}, Claims: claims(mgr, "receiver")}
 		bootstrap.Exit(mgr.Add(srv), "setting up the webhook receiver")
+	}
+
+	if eventReceiverAddr != "" {
+		resolver := &fluxalerts.Resolver{Client: mgr.GetClient(), Sender: notifications.Sender, EventRecorder: recorder,
+			AllowCrossNamespaceRefs: eventReceiverCrossNamespace}
+		bootstrap.Exit(fluxalerts.Setup(mgr, eventReceiverAddr, resolver), "setting up the event receiver")
 	}
 
 	if webhookReceiverAddr != "" {

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,14 +27,18 @@ var (
 // webhookReceiverAddr is where the gating-controller serves Flux's Receivers.
 var webhookReceiverAddr string
 
-// freeLoopbackAddr is a port of 127.0.0.1 that was free a moment ago.
-func freeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// freeLoopbackAddrs are n different ports of 127.0.0.1 that were free a moment ago, chosen as the
+// harness chooses the controllers' own (harness.FreePorts: never one it chose before).
+func freeLoopbackAddrs(n int) ([]string, error) {
+	ports, err := harness.FreePorts(n)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	addrs := make([]string, n)
+	for i, p := range ports {
+		addrs[i] = fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	return addrs, nil
 }
 
 // gitUser and gitPassword protect the Git server: every GitRepository reads (and every
@@ -107,14 +110,18 @@ func run(m *testing.M) (code int) {
 		Git: testserver.Options{Username: gitUser, Password: gitPassword},
 	})
 
-	if webhookReceiverAddr, err = freeLoopbackAddr(); err != nil {
+	addrs, err := freeLoopbackAddrs(2)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	webhookReceiverAddr, eventReceiverAddr := addrs[0], addrs[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sys, err = harness.StartSystemWith(ctx, binDir, stateDir, harness.SystemOptions{
-		CommonArgs: controllerArgs,
+		// Every controller posts its events to the gating-controller's event receiver, as deploy/
+		// wires them, for the Alerts of the alerts scenario.
+		CommonArgs: append(controllerArgs[:len(controllerArgs):len(controllerArgs)], "--events-addr=http://"+eventReceiverAddr+"/"),
 		// The objects of a shard (a label sharding.fluxcd.io/key, as in Flux) are left to a
 		// scenario's own source-controller (faults_storage_test.go).
 		Args: map[string][]string{
@@ -126,7 +133,9 @@ func run(m *testing.M) (code int) {
 			// not reach by default.
 			"resourceset-controller": {"--external-service-allowed-cidrs=127.0.0.1/32"},
 			// The push scenario's Gitea delivers its webhooks to the Receivers here.
-			"gating-controller": {"--webhook-receiver-addr=" + webhookReceiverAddr},
+			// The alerts scenario's Provider listens on 127.0.0.1.
+			"gating-controller": {"--webhook-receiver-addr=" + webhookReceiverAddr, "--event-receiver-addr=" + eventReceiverAddr,
+				"--notification-allowed-cidrs=127.0.0.1/32"},
 		},
 	})
 	if err != nil {

@@ -40,6 +40,9 @@ type Target struct {
 	URL string
 	// Token keys the HMAC of generic-hmac.
 	Token []byte
+	// Headers are set on each request (a Provider's Secret's headers); they cannot replace
+	// Content-Type or the signature.
+	Headers map[string]string
 	// Timeout of each request; 0 is DefaultTimeout.
 	Timeout time.Duration
 }
@@ -194,6 +197,9 @@ func (s *Sender) post(ctx context.Context, t Target, body []byte, timeout time.D
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
 	if err != nil {
 		return 0, 0, false, errNotHTTP
+	}
+	for k, v := range t.Headers {
+		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "gating-controller")
