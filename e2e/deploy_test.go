@@ -140,7 +140,8 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g.Expect(kinds["Role"]).To(ConsistOf("source-controller"))
 	g.Expect(kinds["RoleBinding"]).To(ConsistOf("source-controller"))
 	g.Expect(kinds["Service"]).To(ConsistOf("source-controller", "gating-controller"))
-	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-receiver", "allow-webhook-receiver", "allow-scraping", "allow-egress"))
+	g.Expect(kinds["NetworkPolicy"]).To(ConsistOf("deny-ingress", "allow-artifacts", "allow-receiver", "allow-webhook-receiver", "allow-event-receiver",
+		"allow-scraping", "allow-egress"))
 	// Who opened a gate is who did it (TestGateRequestIsMadeInTheNameOfTheAuthenticatedUser).
 	// and who responded to an approval is who did it (gating-controller/docs/gateapproval.md).
 	g.Expect(kinds["ValidatingAdmissionPolicy"]).To(ConsistOf("gate-requested-by", "gateapproval-identity"))
@@ -186,18 +187,25 @@ func TestDeployDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	g.Expect(advAddr).To(Equal("source-controller.$(RUNTIME_NAMESPACE).svc.cluster.local."))
 
 	// The gating-controller's Service: port http-receiver to the port --receiver-addr binds (the
-	// gate receiver), http-webhook to the port of --webhook-receiver-addr (Flux's Receivers).
+	// gate receiver), http-webhook to the port of --webhook-receiver-addr (Flux's Receivers),
+	// http-events to the port of --event-receiver-addr (the events of Flux's Alerts), which every
+	// controller's --events-addr names.
 	receiverSvc := &corev1.Service{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: deployNamespace, Name: "gating-controller"}, receiverSvc)).To(Succeed())
-	g.Expect(receiverSvc.Spec.Ports).To(ConsistOf(HaveField("Name", "http-receiver"), HaveField("Name", "http-webhook")))
+	g.Expect(receiverSvc.Spec.Ports).To(ConsistOf(HaveField("Name", "http-receiver"), HaveField("Name", "http-webhook"), HaveField("Name", "http-events")))
 	gating := deployments["gating-controller"]
 	g.Expect(receiverSvc.Spec.Selector).To(Equal(gating.Spec.Selector.MatchLabels))
 	for _, p := range receiverSvc.Spec.Ports {
-		flag := map[string]string{"http-receiver": "--receiver-addr", "http-webhook": "--webhook-receiver-addr"}[p.Name]
+		flag := map[string]string{"http-receiver": "--receiver-addr", "http-webhook": "--webhook-receiver-addr", "http-events": "--event-receiver-addr"}[p.Name]
 		port := containerPort(gating.Spec.Template.Spec.Containers[0], p.TargetPort.String())
 		g.Expect(port).NotTo(BeNil(), "the Service's targetPort %s is no port of the gating-controller", p.TargetPort.String())
 		addr, _ := flagValue(gating.Spec.Template.Spec.Containers[0].Args, flag)
 		g.Expect(addr).To(Equal(fmt.Sprintf(":%d", port.ContainerPort)), flag)
+	}
+
+	for name, d := range deployments {
+		events, _ := flagValue(d.Spec.Template.Spec.Containers[0].Args, "--events-addr")
+		g.Expect(events).To(Equal(fmt.Sprintf("http://gating-controller.$(RUNTIME_NAMESPACE).svc.cluster.local.:%d/", servicePort(receiverSvc, "http-events"))), name)
 	}
 
 	checkNetworkPolicies(t, deployments)
@@ -1008,4 +1016,14 @@ func TestDeployDockerfilesBuildEachController(t *testing.T) {
 			g.Expect(final.Instructions).To(ContainElement(MatchRegexp(`^COPY --from=build /out/kustomize /out/helm /usr/local/bin/$`)))
 		})
 	}
+}
+
+// servicePort is the port of the Service's port named name; 0 when it has none.
+func servicePort(svc *corev1.Service, name string) int32 {
+	for _, p := range svc.Spec.Ports {
+		if p.Name == name {
+			return p.Port
+		}
+	}
+	return 0
 }

@@ -115,7 +115,8 @@ func run(m *testing.M) (code int) {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	webhookReceiverAddr, eventReceiverAddr := addrs[0], addrs[1]
+	webhookReceiverAddr = addrs[0]
+	eventReceiverAddr := addrs[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sys, err = harness.StartSystemWith(ctx, binDir, stateDir, harness.SystemOptions{
