@@ -3,6 +3,8 @@ package fluxalerts
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"path"
 	"regexp"
 	"strings"
 
@@ -86,7 +88,8 @@ func (r *Resolver) Resolve(ctx context.Context, received Message) []notify.Deliv
 			r.EventRecorder.Event(alert, corev1.EventTypeWarning, InvalidAlertReason, err.Error())
 			continue
 		}
-		out = append(out, notify.Delivery[Message]{Target: t, Event: Message{Event: withMetadata(alert, ev), Alert: alert.Namespace + "/" + alert.Name}})
+		out = append(out, notify.Delivery[Message]{Target: t, Event: Message{Event: withMetadata(alert, ev), Alert: alert.Namespace + "/" + alert.Name,
+			Channel: provider.Spec.Channel, Username: provider.Spec.Username}})
 	}
 	return out
 }
@@ -184,9 +187,9 @@ func withMetadata(alert *notificationv1beta3.Alert, ev eventv1.Event) eventv1.Ev
 func (r *Resolver) target(ctx context.Context, p *notificationv1beta3.Provider) (notify.Target, error) {
 	t := notify.Target{Key: p.Namespace + "/" + p.Name, Type: p.Spec.Type, URL: p.Spec.Address, Timeout: p.GetTimeout()}
 	switch p.Spec.Type {
-	case notificationv1beta3.GenericProvider, notificationv1beta3.GenericHMACProvider:
+	case notificationv1beta3.GenericProvider, notificationv1beta3.GenericHMACProvider, notificationv1beta3.SlackProvider, notificationv1beta3.DiscordProvider:
 	default:
-		return t, fmt.Errorf("Provider '%s': the type %s is not sent by the gating-controller (generic and generic-hmac are)", p.Name, p.Spec.Type)
+		return t, fmt.Errorf("Provider '%s': the type %s is not sent by the gating-controller (generic, generic-hmac, slack and discord are)", p.Name, p.Spec.Type)
 	}
 	if p.Spec.ServiceAccountName != "" {
 		return t, fmt.Errorf("Provider '%s': spec.serviceAccountName asks for cloud workload identity, which the gating-controller does not have", p.Name)
@@ -214,6 +217,22 @@ func (r *Resolver) target(ctx context.Context, p *notificationv1beta3.Provider) 
 	}
 	if t.URL == "" {
 		return t, fmt.Errorf("Provider '%s' has no address: set spec.address or the '%s' key of its Secret", p.Name, addressKey)
+	}
+	switch p.Spec.Type {
+	case notificationv1beta3.SlackProvider:
+		// A bot token authenticates to chat.postMessage; a webhook URL needs none.
+		if len(t.Token) > 0 {
+			if t.Headers == nil {
+				t.Headers = map[string]string{}
+			}
+			t.Headers["Authorization"] = "Bearer " + string(t.Token)
+		}
+	case notificationv1beta3.DiscordProvider:
+		// Discord takes Slack's messages under its webhook's /slack path.
+		if u, err := url.Parse(t.URL); err == nil && !strings.HasSuffix(u.Path, "/slack") {
+			u.Path = path.Join(u.Path, "slack")
+			t.URL = u.String()
+		}
 	}
 	if _, err := r.Sender.ParseAddress(t.URL); err != nil {
 		return t, fmt.Errorf("Provider '%s': %w", p.Name, err)

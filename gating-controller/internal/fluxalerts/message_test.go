@@ -1,0 +1,66 @@
+package fluxalerts
+
+import (
+	"context"
+	"testing"
+
+	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	notificationv1beta3 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1beta3"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/notify"
+)
+
+var failure = eventv1.Event{
+	InvolvedObject: corev1.ObjectReference{Kind: "GitRepository", Namespace: "apps", Name: "app", APIVersion: "source.toolkit.fluxcd.io/v1"},
+	Severity:       eventv1.EventSeverityError, Reason: "GitOperationFailed", Message: "failed to checkout",
+	Metadata:            map[string]string{"revision": "main@sha1:abc", "cluster": "eu"},
+	ReportingController: "source-controller",
+}
+
+// Slack and Discord get Flux's Slack message: the object as author, the message, a colour by
+// severity and the metadata as fields, in key order; Discord without the channel.
+func TestChatBodies(t *testing.T) {
+	g := NewWithT(t)
+	m := Message{Event: failure, Channel: "#gitops"}
+	body, err := m.Body(notificationv1beta3.SlackProvider)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(body).To(MatchJSON(`{"channel":"#gitops","username":"source-controller","icon_url":"","icon_emoji":"",
+		"attachments":[{"color":"danger","author_name":"gitrepository/app.apps","text":"failed to checkout","mrkdwn_in":["text"],
+		"fields":[{"title":"cluster","value":"eu","short":false},{"title":"revision","value":"main@sha1:abc","short":false}]}]}`))
+
+	m = Message{Event: failure, Channel: "#gitops", Username: "flux"}
+	m.Event.Severity = eventv1.EventSeverityInfo
+	body, err = m.Body(notificationv1beta3.DiscordProvider)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(body).To(MatchJSON(`{"channel":"","username":"flux","icon_url":"","icon_emoji":"",
+		"attachments":[{"color":"good","author_name":"gitrepository/app.apps","text":"failed to checkout","mrkdwn_in":["text"],
+		"fields":[{"title":"cluster","value":"eu","short":false},{"title":"revision","value":"main@sha1:abc","short":false}]}]}`))
+
+	_, err = m.Body("msteams")
+	g.Expect(err).To(MatchError(ContainSubstring(`the Provider type "msteams" is not sent`)))
+}
+
+// A Discord webhook gets Slack's messages under its /slack path; a type not sent is refused
+// with the types that are.
+func TestProviderTargets(t *testing.T) {
+	g := NewWithT(t)
+	r := &Resolver{Sender: &notify.Sender{}}
+	provider := func(typ, address string) *notificationv1beta3.Provider {
+		return &notificationv1beta3.Provider{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "chat"},
+			Spec: notificationv1beta3.ProviderSpec{Type: typ, Address: address}}
+	}
+	tgt, err := r.target(context.Background(), provider("discord", "https://discord.com/api/webhooks/1/abc"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tgt.URL).To(Equal("https://discord.com/api/webhooks/1/abc/slack"))
+	tgt, err = r.target(context.Background(), provider("discord", "https://discord.com/api/webhooks/1/abc/slack"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tgt.URL).To(Equal("https://discord.com/api/webhooks/1/abc/slack"))
+
+	_, err = r.target(context.Background(), provider("msteams", "https://example.com/hook"))
+	g.Expect(err).To(MatchError("Provider 'chat': the type msteams is not sent by the gating-controller (generic, generic-hmac, slack and discord are)"))
+	_, err = r.target(context.Background(), provider("slack", "http://127.0.0.1:1/hook"))
+	g.Expect(err).To(HaveOccurred(), "a loopback address is refused")
+}
