@@ -19,6 +19,9 @@ type Message struct {
 	Alert string
 	// Channel and Username are the Provider's, for the chat types.
 	Channel, Username string
+	// ConnectorCard says that an msteams Provider is a Teams connector of *.webhook.office.com,
+	// which takes the older MessageCard rather than an Adaptive Card.
+	ConnectorCard bool
 }
 
 // Body is what a Provider of the type receives, as Flux's notification-controller posts it:
@@ -30,6 +33,11 @@ func (m Message) Body(typ string) ([]byte, error) {
 		return json.Marshal(m.Event)
 	case notificationv1beta3.SlackProvider, notificationv1beta3.DiscordProvider:
 		return json.Marshal(m.slackMessage(typ == notificationv1beta3.SlackProvider))
+	case notificationv1beta3.MSTeamsProvider:
+		if m.ConnectorCard {
+			return json.Marshal(m.messageCard())
+		}
+		return json.Marshal(m.adaptiveCard())
 	default:
 		return nil, fmt.Errorf("the Provider type %q is not sent by the gating-controller", typ)
 	}
@@ -53,12 +61,11 @@ func (m Message) slackMessage(withChannel bool) map[string]any {
 	if username == "" {
 		username = m.Event.ReportingController
 	}
-	o := m.Event.InvolvedObject
 	msg := map[string]any{
 		"username": username, "icon_url": "", "icon_emoji": "", "channel": "",
 		"attachments": []any{map[string]any{
 			"color":       color,
-			"author_name": fmt.Sprintf("%s/%s.%s", strings.ToLower(o.Kind), o.Name, o.Namespace),
+			"author_name": m.object(),
 			"text":        m.Event.Message,
 			"mrkdwn_in":   []string{"text"},
 			"fields":      fields,
@@ -68,6 +75,67 @@ func (m Message) slackMessage(withChannel bool) map[string]any {
 		msg["channel"] = m.Channel
 	}
 	return msg
+}
+
+// object names the event's object as Flux's chat messages do: "gitrepository/app.apps".
+func (m Message) object() string {
+	o := m.Event.InvolvedObject
+	return fmt.Sprintf("%s/%s.%s", strings.ToLower(o.Kind), o.Name, o.Namespace)
+}
+
+// adaptiveCard is the msteams message of a Teams workflow webhook, as Flux's: the object, the
+// message (in the attention colour for an error) and the metadata as facts, summary first, then
+// in key order.
+func (m Message) adaptiveCard() map[string]any {
+	text := map[string]any{"type": "TextBlock", "text": m.Event.Message, "wrap": true}
+	if m.Event.Severity == eventv1.EventSeverityError {
+		text["color"] = "attention"
+	}
+	facts := []map[string]any{}
+	if summary, ok := m.Event.Metadata["summary"]; ok {
+		facts = append(facts, map[string]any{"title": "summary", "value": summary})
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Event.Metadata)) {
+		if k != "summary" {
+			facts = append(facts, map[string]any{"title": k, "value": m.Event.Metadata[k]})
+		}
+	}
+	return map[string]any{
+		"type": "message",
+		"attachments": []any{map[string]any{
+			"contentType": "application/vnd.microsoft.card.adaptive",
+			"content": map[string]any{
+				"$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+				"type":    "AdaptiveCard",
+				"version": "1.4",
+				"msteams": map[string]any{"width": "Full"},
+				"body": []any{map[string]any{
+					"type": "Container",
+					"items": []any{
+						map[string]any{"type": "TextBlock", "text": m.object(), "size": "large", "weight": "bolder", "wrap": true},
+						text,
+						map[string]any{"type": "FactSet", "facts": facts},
+					},
+				}},
+			},
+		}},
+	}
+}
+
+// messageCard is the msteams message of a Teams connector: the MessageCard, red for an error.
+func (m Message) messageCard() map[string]any {
+	facts := []map[string]any{}
+	for _, k := range slices.Sorted(maps.Keys(m.Event.Metadata)) {
+		facts = append(facts, map[string]any{"name": k, "value": m.Event.Metadata[k]})
+	}
+	color := "0076D7"
+	if m.Event.Severity == eventv1.EventSeverityError {
+		color = "FF0000"
+	}
+	return map[string]any{
+		"@type": "MessageCard", "@context": "http://schema.org/extensions", "themeColor": color, "summary": m.object(),
+		"sections": []any{map[string]any{"activityTitle": m.Event.Message, "activitySubtitle": m.object(), "facts": facts}},
+	}
 }
 
 // LogValues name the event's object, its reason and the Alert.

@@ -89,7 +89,7 @@ func (r *Resolver) Resolve(ctx context.Context, received Message) []notify.Deliv
 			continue
 		}
 		out = append(out, notify.Delivery[Message]{Target: t, Event: Message{Event: withMetadata(alert, ev), Alert: alert.Namespace + "/" + alert.Name,
-			Channel: provider.Spec.Channel, Username: provider.Spec.Username}})
+			Channel: provider.Spec.Channel, Username: provider.Spec.Username, ConnectorCard: connectorCard(provider.Spec.Type, t.URL)}})
 	}
 	return out
 }
@@ -187,9 +187,10 @@ func withMetadata(alert *notificationv1beta3.Alert, ev eventv1.Event) eventv1.Ev
 func (r *Resolver) target(ctx context.Context, p *notificationv1beta3.Provider) (notify.Target, error) {
 	t := notify.Target{Key: p.Namespace + "/" + p.Name, Type: p.Spec.Type, URL: p.Spec.Address, Timeout: p.GetTimeout()}
 	switch p.Spec.Type {
-	case notificationv1beta3.GenericProvider, notificationv1beta3.GenericHMACProvider, notificationv1beta3.SlackProvider, notificationv1beta3.DiscordProvider:
+	case notificationv1beta3.GenericProvider, notificationv1beta3.GenericHMACProvider, notificationv1beta3.SlackProvider,
+		notificationv1beta3.DiscordProvider, notificationv1beta3.MSTeamsProvider:
 	default:
-		return t, fmt.Errorf("Provider '%s': the type %s is not sent by the gating-controller (generic, generic-hmac, slack and discord are)", p.Name, p.Spec.Type)
+		return t, fmt.Errorf("Provider '%s': the type %s is not sent by the gating-controller (generic, generic-hmac, slack, discord and msteams are)", p.Name, p.Spec.Type)
 	}
 	if p.Spec.ServiceAccountName != "" {
 		return t, fmt.Errorf("Provider '%s': spec.serviceAccountName asks for cloud workload identity, which the gating-controller does not have", p.Name)
@@ -238,4 +239,11 @@ func (r *Resolver) target(ctx context.Context, p *notificationv1beta3.Provider) 
 		return t, fmt.Errorf("Provider '%s': %w", p.Name, err)
 	}
 	return t, nil
+}
+
+// connectorCard tells whether an msteams address is an Office 365 connector (*.webhook.office.com),
+// which takes MessageCards; Teams workflows take Adaptive Cards.
+func connectorCard(typ, address string) bool {
+	u, err := url.Parse(address)
+	return typ == notificationv1beta3.MSTeamsProvider && err == nil && strings.HasSuffix(u.Hostname(), ".webhook.office.com")
 }
