@@ -135,7 +135,7 @@ func main() {
 	}
 
 	if eventReceiverAddr != "" {
-		resolver := &fluxalerts.Resolver{Client: mgr.GetClient(), Sender: notifications.Sender, EventRecorder: recorder,
+		resolver := &fluxalerts.Resolver{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Sender: notifications.Sender, EventRecorder: recorder,
 			AllowCrossNamespaceRefs: eventReceiverCrossNamespace}
 		bootstrap.Exit(fluxalerts.Setup(mgr, eventReceiverAddr, resolver), "setting up the event receiver")
 	}

@@ -43,9 +43,12 @@ const (
 // Resolver finds the deliveries of an event: the Alerts that select its object, each with its
 // Provider and the Provider's Secret read.
 type Resolver struct {
-	// Client lists Alerts and reads Providers (cached), Secrets and the labels of the events'
-	// objects.
+	// Client lists Alerts and reads Providers (cached) and Secrets.
 	Client client.Client
+	// APIReader reads the labels of the events' objects, uncached: a cached read would start a
+	// cluster-wide watch of each kind an event names, which the controller's role (get only)
+	// does not allow, and which would wait for a sync that never comes.
+	APIReader client.Reader
 	// Sender checks the Providers' addresses.
 	Sender *notify.Sender
 	// EventRecorder records on an Alert why it cannot send.
@@ -124,7 +127,7 @@ func (r *Resolver) selects(ctx context.Context, alert *notificationv1beta3.Alert
 func (r *Resolver) labelsMatch(ctx context.Context, apiVersion, kind, namespace, name string, match map[string]string) bool {
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj); err != nil {
 		return false
 	}
 	return labels.SelectorFromSet(match).Matches(labels.Set(obj.GetLabels()))
