@@ -220,3 +220,22 @@ func (r *GiteaRepo) AddWebhook(t testing.TB, url, secret string, events ...strin
 		"config": map[string]string{"url": url, "content_type": "json", "secret": secret},
 	}, nil)
 }
+
+// GiteaStatus is a commit status as Gitea lists it.
+type GiteaStatus struct {
+	Context     string `json:"context"`
+	State       string `json:"status"`
+	Description string `json:"description"`
+	Creator     struct {
+		Login string `json:"login"`
+	} `json:"creator"`
+}
+
+// Statuses lists the statuses of a commit, newest first, every one of them (Gitea keeps each
+// status posted, also one equal to the one before).
+func (r *GiteaRepo) Statuses(t testing.TB, sha string) []GiteaStatus {
+	t.Helper()
+	var out []GiteaStatus
+	r.api(t, http.MethodGet, "/statuses/"+sha+"?sort=leastindex&limit=50", nil, &out)
+	return out
+}

@@ -22,6 +22,8 @@ type Message struct {
 	// ConnectorCard says that an msteams Provider is a Teams connector of *.webhook.office.com,
 	// which takes the older MessageCard rather than an Adaptive Card.
 	ConnectorCard bool
+	// Status is what a gitea, github or gitlab Provider sets on the event's commit.
+	Status *CommitStatus
 }
 
 // Body is what a Provider of the type receives, as Flux's notification-controller posts it:
@@ -38,6 +40,11 @@ func (m Message) Body(typ string) ([]byte, error) {
 			return json.Marshal(m.messageCard())
 		}
 		return json.Marshal(m.adaptiveCard())
+	case notificationv1beta3.GiteaProvider, notificationv1beta3.GitHubProvider, notificationv1beta3.GitLabProvider:
+		if m.Status == nil {
+			return nil, fmt.Errorf("the event has no commit status for the Provider type %q", typ)
+		}
+		return m.Status.body(typ)
 	default:
 		return nil, fmt.Errorf("the Provider type %q is not sent by the gating-controller", typ)
 	}
@@ -136,6 +143,12 @@ func (m Message) messageCard() map[string]any {
 		"@type": "MessageCard", "@context": "http://schema.org/extensions", "themeColor": color, "summary": m.object(),
 		"sections": []any{map[string]any{"activityTitle": m.Event.Message, "activitySubtitle": m.object(), "facts": facts}},
 	}
+}
+
+// Delivered tells whether the forge has the commit status already (the answer to the Target's
+// Existing URL); a message without a commit status never is.
+func (m Message) Delivered(answer []byte) bool {
+	return m.Status != nil && m.Status.delivered(answer)
 }
 
 // LogValues name the event's object, its reason and the Alert.

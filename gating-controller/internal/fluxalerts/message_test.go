@@ -84,7 +84,7 @@ func TestProviderTargets(t *testing.T) {
 	g.Expect(tgt.URL).To(Equal("https://discord.com/api/webhooks/1/abc/slack"))
 
 	_, err = r.target(context.Background(), provider("telegram", "https://example.com/hook"))
-	g.Expect(err).To(MatchError("Provider 'chat': the type telegram is not sent by the gating-controller (generic, generic-hmac, slack, discord and msteams are)"))
+	g.Expect(err).To(MatchError("Provider 'chat': the type telegram is not sent by the gating-controller (generic, generic-hmac, slack, discord, msteams, gitea, github and gitlab are)"))
 	_, err = r.target(context.Background(), provider("slack", "http://127.0.0.1:1/hook"))
 	g.Expect(err).To(HaveOccurred(), "a loopback address is refused")
 }

@@ -2,7 +2,9 @@ package fluxalerts
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"regexp"
@@ -91,10 +93,39 @@ func (r *Resolver) Resolve(ctx context.Context, received Message) []notify.Deliv
 			r.EventRecorder.Event(alert, corev1.EventTypeWarning, InvalidAlertReason, err.Error())
 			continue
 		}
-		out = append(out, notify.Delivery[Message]{Target: t, Event: Message{Event: withMetadata(alert, ev), Alert: alert.Namespace + "/" + alert.Name,
-			Channel: provider.Spec.Channel, Username: provider.Spec.Username, ConnectorCard: connectorCard(provider.Spec.Type, t.URL)}})
+		m := Message{Event: withMetadata(alert, ev), Alert: alert.Namespace + "/" + alert.Name,
+			Channel: provider.Spec.Channel, Username: provider.Spec.Username, ConnectorCard: connectorCard(provider.Spec.Type, t.URL)}
+		if isCommitStatusType(provider.Spec.Type) {
+			if m.Status, err = commitStatus(ctx, provider, alert, m.Event); errors.Is(err, errNoRevision) {
+				continue
+			} else if err == nil {
+				err = r.statusTarget(provider, &t, m.Status.SHA)
+			}
+			if err != nil {
+				r.EventRecorder.Event(alert, corev1.EventTypeWarning, InvalidAlertReason, err.Error())
+				continue
+			}
+		}
+		out = append(out, notify.Delivery[Message]{Target: t, Event: m})
 	}
 	return out
+}
+
+// statusTarget points the Provider's target at the forge's statuses of the commit.
+func (r *Resolver) statusTarget(p *notificationv1beta3.Provider, t *notify.Target, sha string) error {
+	api, err := commitStatusAPI(p.Spec.Type, t.URL, sha, t.Token)
+	if err != nil {
+		return fmt.Errorf("Provider '%s': %w", p.Name, err)
+	}
+	t.URL, t.Existing = api.post, api.list
+	if t.Headers == nil {
+		t.Headers = map[string]string{}
+	}
+	maps.Copy(t.Headers, api.headers)
+	if _, err := r.Sender.ParseAddress(t.URL); err != nil {
+		return fmt.Errorf("Provider '%s': %w", p.Name, err)
+	}
+	return nil
 }
 
 // selects tells whether one of the Alert's eventSources names the event's object, and the
@@ -191,9 +222,10 @@ func (r *Resolver) target(ctx context.Context, p *notificationv1beta3.Provider) 
 	t := notify.Target{Key: p.Namespace + "/" + p.Name, Type: p.Spec.Type, URL: p.Spec.Address, Timeout: p.GetTimeout()}
 	switch p.Spec.Type {
 	case notificationv1beta3.GenericProvider, notificationv1beta3.GenericHMACProvider, notificationv1beta3.SlackProvider,
-		notificationv1beta3.DiscordProvider, notificationv1beta3.MSTeamsProvider:
+		notificationv1beta3.DiscordProvider, notificationv1beta3.MSTeamsProvider,
+		notificationv1beta3.GiteaProvider, notificationv1beta3.GitHubProvider, notificationv1beta3.GitLabProvider:
 	default:
-		return t, fmt.Errorf("Provider '%s': the type %s is not sent by the gating-controller (generic, generic-hmac, slack, discord and msteams are)", p.Name, p.Spec.Type)
+		return t, fmt.Errorf("Provider '%s': the type %s is not sent by the gating-controller (generic, generic-hmac, slack, discord, msteams, gitea, github and gitlab are)", p.Name, p.Spec.Type)
 	}
 	if p.Spec.ServiceAccountName != "" {
 		return t, fmt.Errorf("Provider '%s': spec.serviceAccountName asks for cloud workload identity, which the gating-controller does not have", p.Name)
@@ -219,6 +251,9 @@ func (r *Resolver) target(ctx context.Context, p *notificationv1beta3.Provider) 
 	if p.Spec.Type == notificationv1beta3.GenericHMACProvider && len(t.Token) == 0 {
 		return t, fmt.Errorf("Provider '%s': generic-hmac signs with the '%s' key of spec.secretRef's Secret, which is missing", p.Name, tokenKey)
 	}
+	if isCommitStatusType(p.Spec.Type) && len(t.Token) == 0 {
+		return t, fmt.Errorf("Provider '%s': %s authenticates with the '%s' key of spec.secretRef's Secret, which is missing", p.Name, p.Spec.Type, tokenKey)
+	}
 	if t.URL == "" {
 		return t, fmt.Errorf("Provider '%s' has no address: set spec.address or the '%s' key of its Secret", p.Name, addressKey)
 	}
@@ -237,6 +272,9 @@ func (r *Resolver) target(ctx context.Context, p *notificationv1beta3.Provider) 
 			u.Path = path.Join(u.Path, "slack")
 			t.URL = u.String()
 		}
+	}
+	if isCommitStatusType(p.Spec.Type) {
+		return t, nil // the address is the repository's; statusTarget checks the API's
 	}
 	if _, err := r.Sender.ParseAddress(t.URL); err != nil {
 		return t, fmt.Errorf("Provider '%s': %w", p.Name, err)

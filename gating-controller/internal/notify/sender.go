@@ -25,6 +25,10 @@ const DefaultTimeout = 10 * time.Second
 // reused: an endpoint cannot make the controller read without end.
 const MaxResponseSize = 64 << 10
 
+// MaxListSize bounds the answer to a Target's Existing URL: a page of 100 commit statuses is
+// under 200 KiB.
+const MaxListSize = 1 << 20
+
 // SignatureHeader carries the signature of a generic-hmac body: `sha256=<hex HMAC-SHA256 of the
 // body keyed with the Secret's token>`, the header and form of Flux's generic-hmac provider.
 const SignatureHeader = "X-Signature"
@@ -45,6 +49,15 @@ type Target struct {
 	Headers map[string]string
 	// Timeout of each request; 0 is DefaultTimeout.
 	Timeout time.Duration
+	// Existing, when set, is a URL whose answer to GET lists what the endpoint has already: a
+	// Deduplicated message found there is not posted again. It is a secret, as URL is.
+	Existing string
+}
+
+// A Deduplicated message can tell from the answer to its Target's Existing URL that the
+// endpoint has it already (a commit status of the same state, say).
+type Deduplicated interface {
+	Delivered(answer []byte) bool
 }
 
 // Retry bounds the attempts of a delivery.
@@ -67,6 +80,8 @@ type Outcome struct {
 	Attempts int
 	// Status is the HTTP status of the last answer; 0 when there was none.
 	Status int
+	// Duplicate is set when nothing was posted: the endpoint had the message already.
+	Duplicate bool
 	// Err is nil on success; its message names neither the URL nor the token.
 	Err error
 }
@@ -161,6 +176,9 @@ func (s *Sender) Deliver(ctx context.Context, t Target, ev Message) Outcome {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	if d, ok := ev.(Deduplicated); ok && t.Existing != "" && s.has(ctx, t, d, timeout) {
+		return Outcome{Duplicate: true}
+	}
 	var out Outcome
 	for attempt := 1; ; attempt++ {
 		out.Attempts = attempt
@@ -222,6 +240,31 @@ func (s *Sender) post(ctx context.Context, t Target, body []byte, timeout time.D
 		return resp.StatusCode, parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), true, err
 	}
 	return resp.StatusCode, 0, false, err
+}
+
+// has asks the endpoint, once, whether it has the message already. An answer that does not say
+// so (an error included) is no: the message is posted.
+func (s *Sender) has(ctx context.Context, t Target, d Deduplicated, timeout time.Duration) bool {
+	if _, err := s.ParseAddress(t.Existing); err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.Existing, nil)
+	if err != nil {
+		return false
+	}
+	for k, v := range t.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("User-Agent", "gating-controller")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, MaxListSize))
+	return err == nil && resp.StatusCode == http.StatusOK && d.Delivered(answer)
 }
 
 // retryable: network errors are, refused addresses and refused redirects are not.
