@@ -44,8 +44,8 @@ func commitStatusAPI(typ, address, sha string, token []byte) (statusAPI, error) 
 		if h := strings.ToLower(base.Hostname()); h == "github.com" || h == "www.github.com" {
 			api = "https://api.github.com"
 		}
-		statuses := api + "/repos/" + esc(segments[0]) + "/" + esc(segments[1]) + "/statuses/" + sha
-		return statusAPI{post: statuses, list: statuses + "?per_page=50", headers: map[string]string{
+		repo := api + "/repos/" + esc(segments[0]) + "/" + esc(segments[1])
+		return statusAPI{post: repo + "/statuses/" + sha, list: repo + "/commits/" + sha + "/statuses?per_page=50", headers: map[string]string{
 			"Authorization": "Bearer " + string(token), "Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}}, nil
 	case notificationv1beta3.GitLabProvider:
 		if n < 2 {

@@ -142,18 +142,20 @@ func TestCommitStatusBodies(t *testing.T) {
 // Enterprise Server, GitLab's nested groups; SSH forms are read as https.
 func TestCommitStatusAPI(t *testing.T) {
 	g := NewWithT(t)
-	for _, c := range []struct{ typ, address, post, list string }{
-		{"gitea", "https://git.example.com/team/app", "https://git.example.com/api/v1/repos/team/app/statuses/" + sha1Hex, "?sort=leastindex&limit=50"},
-		{"gitea", "https://example.com/gitea/team/app.git", "https://example.com/gitea/api/v1/repos/team/app/statuses/" + sha1Hex, "?sort=leastindex&limit=50"},
-		{"gitea", "ssh://git@git.example.com:2222/team/app.git", "https://git.example.com/api/v1/repos/team/app/statuses/" + sha1Hex, "?sort=leastindex&limit=50"},
-		{"github", "https://github.com/org/app", "https://api.github.com/repos/org/app/statuses/" + sha1Hex, "?per_page=50"},
-		{"github", "git@github.com:org/app.git", "https://api.github.com/repos/org/app/statuses/" + sha1Hex, "?per_page=50"},
-		{"github", "https://ghe.example.com/org/app/", "https://ghe.example.com/api/v3/repos/org/app/statuses/" + sha1Hex, "?per_page=50"},
+	giteaList := "/statuses/" + sha1Hex + "?sort=leastindex&limit=50"
+	gitHubList := "/commits/" + sha1Hex + "/statuses?per_page=50"
+	for _, c := range []struct{ typ, address, repo, post, list string }{
+		{"gitea", "https://git.example.com/team/app", "https://git.example.com/api/v1/repos/team/app", "/statuses/" + sha1Hex, giteaList},
+		{"gitea", "https://example.com/gitea/team/app.git", "https://example.com/gitea/api/v1/repos/team/app", "/statuses/" + sha1Hex, giteaList},
+		{"gitea", "ssh://git@git.example.com:2222/team/app.git", "https://git.example.com/api/v1/repos/team/app", "/statuses/" + sha1Hex, giteaList},
+		{"github", "https://github.com/org/app", "https://api.github.com/repos/org/app", "/statuses/" + sha1Hex, gitHubList},
+		{"github", "git@github.com:org/app.git", "https://api.github.com/repos/org/app", "/statuses/" + sha1Hex, gitHubList},
+		{"github", "https://ghe.example.com/org/app/", "https://ghe.example.com/api/v3/repos/org/app", "/statuses/" + sha1Hex, gitHubList},
 	} {
 		api, err := commitStatusAPI(c.typ, c.address, sha1Hex, []byte("t"))
 		g.Expect(err).NotTo(HaveOccurred(), c.address)
-		g.Expect(api.post).To(Equal(c.post), c.address)
-		g.Expect(api.list).To(Equal(c.post+c.list), c.address)
+		g.Expect(api.post).To(Equal(c.repo+c.post), c.address)
+		g.Expect(api.list).To(Equal(c.repo+c.list), c.address)
 	}
 	api, err := commitStatusAPI("gitlab", "https://gitlab.example.com/group/sub/app", sha1Hex, []byte("glpat-x"))
 	g.Expect(err).NotTo(HaveOccurred())
