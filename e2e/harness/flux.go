@@ -41,8 +41,9 @@ func InstallFluxCRDs(cfg *rest.Config, binDir string) error {
 
 // StartKustomizeController installs the Kustomization CRD and runs Flux's kustomize-controller
 // against the cluster of kubeconfig (cfg is its admin config), on free loopback ports, with its
-// log in dir. It reads the kubeconfig from KUBECONFIG, as Flux's controllers do.
-func StartKustomizeController(cfg *rest.Config, binDir, kubeconfig, dir string) (*Controller, error) {
+// log in dir, with args added to its own. It reads the kubeconfig from KUBECONFIG, as Flux's
+// controllers do.
+func StartKustomizeController(cfg *rest.Config, binDir, kubeconfig, dir string, args ...string) (*Controller, error) {
 	bin := filepath.Join(binDir, KustomizeController)
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s not found: run `make tools`", bin)
@@ -64,7 +65,7 @@ func StartKustomizeController(cfg *rest.Config, binDir, kubeconfig, dir string) 
 		bin:         bin,
 		env:         []string{"KUBECONFIG=" + kubeconfig},
 	}
-	c.args = []string{"--metrics-addr=" + c.MetricsAddr, "--health-addr=" + c.HealthAddr, "--log-level=debug"}
+	c.args = append([]string{"--metrics-addr=" + c.MetricsAddr, "--health-addr=" + c.HealthAddr, "--log-level=debug"}, args...)
 	if err := c.start(os.O_CREATE | os.O_TRUNC | os.O_WRONLY); err != nil {
 		return nil, err
 	}

@@ -18,7 +18,8 @@ var (
 	kustomizeErr  error
 )
 
-// kustomizeController starts Flux's kustomize-controller once and waits until it is ready.
+// kustomizeController starts Flux's kustomize-controller once and waits until it is ready. It
+// posts its events to the gating-controller, as the other controllers do.
 func kustomizeController(t *testing.T) *harness.Controller {
 	t.Helper()
 	kustomizeOnce.Do(func() {
@@ -27,7 +28,8 @@ func kustomizeController(t *testing.T) *harness.Controller {
 			kustomizeErr = err
 			return
 		}
-		kustomizeCtl, kustomizeErr = harness.StartKustomizeController(sys.Env.Config, sys.Env.Environment.BinaryAssetsDirectory, sys.Kubeconfig, dir)
+		kustomizeCtl, kustomizeErr = harness.StartKustomizeController(sys.Env.Config, sys.Env.Environment.BinaryAssetsDirectory, sys.Kubeconfig, dir,
+			"--events-addr=http://"+eventReceiverAddr+"/")
 		if kustomizeErr != nil {
 			return
 		}

@@ -27,6 +27,10 @@ var (
 // webhookReceiverAddr is where the gating-controller serves Flux's Receivers.
 var webhookReceiverAddr string
 
+// eventReceiverAddr is where the gating-controller receives the controllers' events, Flux's
+// kustomize-controller's included.
+var eventReceiverAddr string
+
 // freeLoopbackAddrs are n different ports of 127.0.0.1 that were free a moment ago, chosen as the
 // harness chooses the controllers' own (harness.FreePorts: never one it chose before).
 func freeLoopbackAddrs(n int) ([]string, error) {
@@ -116,7 +120,7 @@ func run(m *testing.M) (code int) {
 		return 1
 	}
 	webhookReceiverAddr = addrs[0]
-	eventReceiverAddr := addrs[1]
+	eventReceiverAddr = addrs[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sys, err = harness.StartSystemWith(ctx, binDir, stateDir, harness.SystemOptions{
