@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	"github.com/fluxcd/pkg/apis/meta"
-	fluxcel "github.com/fluxcd/pkg/runtime/cel"
 	"github.com/google/cel-go/common/types"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	notificationv1beta3 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1beta3"
+	"github.com/sluice-gitops/sluice/gating-controller/internal/celbudget"
 	"github.com/sluice-gitops/sluice/gating-controller/internal/notify"
 )
 
@@ -33,6 +34,13 @@ type CommitStatus struct {
 	// Description is the event's reason in words: "reconciliation succeeded".
 	Description string
 }
+
+// The bounds of commitStatusExpr.
+const (
+	commitStatusExprTimeout = time.Second
+	// maxCommitStatusContext is GitHub's and Gitea's bound on a status's context.
+	maxCommitStatusContext = 255
+)
 
 // isCommitStatusType tells the Provider types that set commit statuses.
 func isCommitStatusType(typ string) bool {
@@ -136,12 +144,13 @@ func splitWords(s string) []string {
 }
 
 // evalCommitStatusExpr evaluates the Provider's commitStatusExpr, as Flux does: a CEL expression
-// over `event`, `alert` and `provider` that returns the status's context.
+// over `event`, `alert` and `provider` that returns the status's context. A tenant writes it, so
+// it is bounded as Flux does not bound it: the budget of package celbudget, a deadline, and the
+// length of the context it returns.
 func evalCommitStatusExpr(ctx context.Context, p *notificationv1beta3.Provider, alert *notificationv1beta3.Alert, ev eventv1.Event) (string, error) {
-	expr, err := fluxcel.NewExpression(p.Spec.CommitStatusExpr, fluxcel.WithCompile(), fluxcel.WithOutputType(types.StringType),
-		fluxcel.WithStructVariables("event", "alert", "provider"))
+	prg, err := celbudget.Compile(commitStatusEnv, p.Spec.CommitStatusExpr, types.StringType)
 	if err != nil {
-		return "", fmt.Errorf("Provider '%s': spec.commitStatusExpr does not compile: %w", p.Name, err)
+		return "", fmt.Errorf("Provider '%s': spec.commitStatusExpr: %w", p.Name, err)
 	}
 	vars := map[string]any{}
 	for name, obj := range map[string]any{"event": &ev, "alert": alert, "provider": p} {
@@ -151,15 +160,22 @@ func evalCommitStatusExpr(ctx context.Context, p *notificationv1beta3.Provider, 
 		}
 		vars[name] = m
 	}
-	id, err := expr.EvaluateString(ctx, vars)
-	if err != nil {
+	ctx, cancel := context.WithTimeout(ctx, commitStatusExprTimeout)
+	defer cancel()
+	out, _, err := prg.ContextEval(ctx, vars)
+	id, _ := out.(types.String)
+	switch {
+	case err != nil:
 		return "", fmt.Errorf("Provider '%s': spec.commitStatusExpr: %w", p.Name, err)
-	}
-	if id == "" {
+	case id == "":
 		return "", fmt.Errorf("Provider '%s': spec.commitStatusExpr returned an empty string", p.Name)
+	case len(id) > maxCommitStatusContext:
+		return "", fmt.Errorf("Provider '%s': spec.commitStatusExpr returned %d bytes, more than the %d a context may have", p.Name, len(id), maxCommitStatusContext)
 	}
-	return id, nil
+	return string(id), nil
 }
+
+var commitStatusEnv = celbudget.Env("event", "alert", "provider")
 
 // commitStatusBody is what the forge of the type takes.
 func (st *CommitStatus) body(typ string) ([]byte, error) {

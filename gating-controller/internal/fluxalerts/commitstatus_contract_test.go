@@ -56,7 +56,7 @@ type forgeContract struct {
 	nameKey, stateKey string
 	states            []string
 	// latestOnly: the list holds the latest status of each name only (GitLab).
-	latestOnly bool
+	latestOnly    bool
 	create, list_ string
 }
 

@@ -2,7 +2,9 @@ package fluxalerts
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	. "github.com/onsi/gomega"
@@ -103,8 +105,26 @@ func TestCommitStatusExpr(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(st.Context).To(Equal("Kustomization/eu-1/prod/github"))
 
+	// The example of docs/providers.md.
+	st, err = commitStatus(ctx, statusProvider("github",
+		"(event.involvedObject.kind + '/' + event.involvedObject.name + '/' + event.metadata.cluster).lowerAscii()"), alert, ev)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.Context).To(Equal("kustomization/podinfo/eu-1"))
+
+	// A tenant's expression is bounded: its length, its time, its result's length.
+	_, err = commitStatus(ctx, statusProvider("github", "'"+strings.Repeat("x", 5000)+"'"), alert, ev)
+	g.Expect(err).To(MatchError("Provider 'forge': spec.commitStatusExpr: the CEL expression is 5002 code points long, more than 4096"))
+	ten := "[0,1,2,3,4,5,6,7,8,9]"
+	slow := "string(" + ten + ".map(a, " + ten + ".map(b, " + ten + ".map(c, " + ten + ".map(d, " + ten + ".map(e, " + ten + ".map(f, " + ten + ".map(h, " + ten + ".map(i, i)))))))).size())"
+	start := time.Now()
+	_, err = commitStatus(ctx, statusProvider("github", slow), alert, ev)
+	g.Expect(err).To(MatchError(ContainSubstring("cost limit exceeded")), "10^8 iterations are stopped")
+	g.Expect(time.Since(start)).To(BeNumerically("<", time.Second))
+	_, err = commitStatus(ctx, statusProvider("github", "'"+strings.Repeat("x", 300)+"'"), alert, ev)
+	g.Expect(err).To(MatchError(ContainSubstring("returned 300 bytes, more than the 255 a context may have")))
+
 	_, err = commitStatus(ctx, statusProvider("github", "event.nope("), alert, ev)
-	g.Expect(err).To(MatchError(ContainSubstring("Provider 'forge': spec.commitStatusExpr does not compile")))
+	g.Expect(err).To(MatchError(ContainSubstring("Provider 'forge': spec.commitStatusExpr: the CEL expression 'event.nope(' does not compile")))
 	_, err = commitStatus(ctx, statusProvider("github", "event.metadata.missing"), alert, ev)
 	g.Expect(err).To(MatchError(ContainSubstring("Provider 'forge': spec.commitStatusExpr")))
 	_, err = commitStatus(ctx, statusProvider("github", "''"), alert, ev)

@@ -7,44 +7,17 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/ext"
+
+	"github.com/sluice-gitops/sluice/gating-controller/internal/celbudget"
 )
 
 // The CEL filters (spec.resourceFilter, spec.resources[].filter) run in the environment of
-// fluxcd/pkg/runtime/cel, where Flux evaluates them: `res` and `req` are objects
-// (google.protobuf.Struct), the string, set and encoder extensions and optional types are on, the
-// result must be a bool. A tenant writes them and they read a caller's body, so they also get a
-// budget that Flux does not set: a bounded length, a cost limit and a deadline.
-const (
-	// maxFilterLength bounds the length of an expression, in code points.
-	maxFilterLength = 4096
-	// filterCostLimit bounds the cost of one evaluation (about as many field reads or loop
-	// iterations): far more than a filter on names, labels and a payload's fields needs.
-	filterCostLimit = 100_000
-	// filterTimeout bounds the time of the evaluations of one request.
-	filterTimeout = 2 * time.Second
-)
+// fluxcd/pkg/runtime/cel, where Flux evaluates them: `res` and `req` are objects, the result must
+// be a bool. A tenant writes them and they read a caller's body, so they also get the budget of
+// package celbudget and a deadline for the evaluations of one request.
+const filterTimeout = 2 * time.Second
 
-var filterEnv = func() *cel.Env {
-	env, err := cel.NewEnv(
-		cel.HomogeneousAggregateLiterals(),
-		cel.EagerlyValidateDeclarations(true),
-		cel.DefaultUTCTimeZone(true),
-		cel.CrossTypeNumericComparisons(true),
-		cel.OptionalTypes(),
-		ext.Strings(),
-		ext.Sets(),
-		ext.Encoders(),
-		cel.ParserExpressionSizeLimit(maxFilterLength),
-		cel.Variable("res", cel.ObjectType("google.protobuf.Struct")),
-		cel.Variable("req", cel.ObjectType("google.protobuf.Struct")),
-	)
-	if err != nil {
-		// The options are constants: a programming error.
-		panic("fluxreceiver: building the CEL environment: " + err.Error())
-	}
-	return env
-}()
+var filterEnv = celbudget.Env("res", "req")
 
 // filter is a compiled CEL filter.
 type filter struct {
@@ -58,19 +31,9 @@ func compileFilter(expr string) (*filter, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	ast, issues := filterEnv.Compile(expr)
-	if issues != nil && issues.Err() != nil {
-		return nil, fmt.Errorf("the CEL expression '%s' does not compile: %s", expr, issues.Err())
-	}
-	if ast.OutputType() != types.BoolType {
-		return nil, fmt.Errorf("the CEL expression '%s' returns %s, not a bool", expr, ast.OutputType())
-	}
-	prg, err := filterEnv.Program(ast,
-		cel.EvalOptions(cel.OptOptimize),
-		cel.CostLimit(filterCostLimit),
-		cel.InterruptCheckFrequency(100))
+	prg, err := celbudget.Compile(filterEnv, expr, types.BoolType)
 	if err != nil {
-		return nil, fmt.Errorf("the CEL expression '%s': %w", expr, err)
+		return nil, err
 	}
 	return &filter{expr: expr, program: prg}, nil
 }

@@ -11,7 +11,7 @@ import (
 const ProviderKind = "Provider"
 
 // The values of spec.type that the gating-controller sends to; the schema accepts every type of
-// Flux's, and an Alert of another type is refused with an event saying so (docs/alerts.md).
+// Flux's, and an Alert of another type is refused with an event saying so (docs/providers.md).
 const (
 	GenericProvider     = "generic"
 	GenericHMACProvider = "generic-hmac"
