@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
+	"github.com/sluice-gitops/sluice/shared/history"
 )
 
 // ManifestGenerationKind is the kind of ManifestGeneration objects.
@@ -178,6 +179,12 @@ type ManifestGenerationStatus struct {
 	// spec.automation.
 	// +optional
 	Automation *AutomationStatus `json:"automation,omitempty"`
+
+	// History is the last syncs, one snapshot per outcome (the source revision applied, or the
+	// digest of the spec when the build failed, with the Ready reason), the most recent first
+	// (at most 5), as Flux's Kustomization keeps it.
+	// +optional
+	History history.History `json:"history,omitempty"`
 
 	meta.ReconcileRequestStatus `json:",inline"`
 }

@@ -7,6 +7,7 @@ package v1alpha1
 import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
+	"github.com/sluice-gitops/sluice/shared/history"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -296,6 +297,13 @@ func (in *ManifestGenerationStatus) DeepCopyInto(out *ManifestGenerationStatus) 
 		in, out := &in.Automation, &out.Automation
 		*out = new(AutomationStatus)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.History != nil {
+		in, out := &in.History, &out.History
+		*out = make(history.History, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	out.ReconcileRequestStatus = in.ReconcileRequestStatus
 }

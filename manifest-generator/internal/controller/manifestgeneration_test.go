@@ -79,7 +79,7 @@ spec:
 `
 
 // Raw mode (no .flux.yaml): the YAML files under the path are applied; a new revision without
-// one of them prunes it.
+// one of them prunes it. status.history records both revisions.
 func TestManifestGenerationRawManifests(t *testing.T) {
 	g := NewWithT(t)
 	ns := tenantNamespace(t)
@@ -104,6 +104,12 @@ func TestManifestGenerationRawManifests(t *testing.T) {
 	g.Expect(configMap(g, ns, "a")).To(HaveKeyWithValue("v", "2"))
 	g.Expect(configMap(g, ns, "b")).To(BeNil(), "pruned")
 	g.Expect(getGeneration(g, key).Status.LastAttemptedRevision).To(Equal("main@sha1:2222"))
+	// status.history keeps each revision applied, newest first, with since when.
+	hist := getGeneration(g, key).Status.History
+	g.Expect(hist).To(HaveLen(2))
+	g.Expect(hist[0]).To(And(HaveField("Digest", "main@sha1:2222"), HaveField("LastReconciledStatus", "ReconciliationSucceeded")))
+	g.Expect(hist[1].Digest).To(Equal("main@sha1:1111"))
+	g.Expect(hist[0].FirstReconciled.Time).NotTo(BeTemporally("<", hist[1].FirstReconciled.Time))
 }
 
 // The --git-path=staging layout of docs/fluxyaml.md: .flux.yaml at the root, commands run in staging; the

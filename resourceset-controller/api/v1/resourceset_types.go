@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
+	"github.com/sluice-gitops/sluice/shared/history"
 )
 
 // ResourceSetKind is the kind of ResourceSet objects.
@@ -256,7 +257,7 @@ type ResourceSetStatus struct {
 	// History is the last reconciliations that built or applied, one snapshot per outcome, the
 	// most recent first (at most MaxHistory).
 	// +optional
-	History History `json:"history,omitempty"`
+	History history.History `json:"history,omitempty"`
 
 	meta.ReconcileRequestStatus `json:",inline"`
 }

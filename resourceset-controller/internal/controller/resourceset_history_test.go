@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/sluice-gitops/sluice/shared/history"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
@@ -76,12 +77,12 @@ spec:
 		readyIn(t, key)
 		revisions = append([]string{getResourceSet(g, key).Status.LastAppliedRevision}, revisions...)
 	}
-	history := getResourceSet(g, key).Status.History
-	g.Expect(history).To(HaveLen(rsv1.MaxHistory))
+	snapshots := getResourceSet(g, key).Status.History
+	g.Expect(snapshots).To(HaveLen(history.MaxHistory))
 	var digests []string
-	for _, s := range history {
+	for _, s := range snapshots {
 		digests = append(digests, s.Digest)
 	}
 	g.Expect(digests).To(Equal(revisions))
-	g.Expect(history[0].Metadata).To(Equal(map[string]string{"inputs": "5", "resources": "5"}))
+	g.Expect(snapshots[0].Metadata).To(Equal(map[string]string{"inputs": "5", "resources": "5"}))
 }

@@ -1,6 +1,9 @@
-package v1
+package history
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,8 +12,9 @@ import (
 // MaxHistory is how many snapshots status.history keeps, as flux-operator's.
 const MaxHistory = 5
 
-// History is the last reconciliations of a ResourceSet, one snapshot per outcome (what was
-// built, and how it ended), the most recent first.
+// History is the last reconciliations of an object that applies (a ResourceSet, a
+// ManifestGeneration), one snapshot per outcome (what was built, and how it ended), the most
+// recent first.
 type History []Snapshot
 
 // Snapshot is one outcome: the first and the last time a reconciliation ended with it, and how
@@ -69,4 +73,17 @@ func (h *History) Record(digest, status string, at time.Time, took time.Duration
 	if len(*h) > MaxHistory {
 		*h = (*h)[:MaxHistory]
 	}
+}
+
+// Outcome records a reconciliation of an object whose spec is spec: by the revision it applied,
+// or, when it applied nothing (its build failed), by the digest of the spec.
+func (h *History) Outcome(revision string, spec any, reason string, took time.Duration, metadata map[string]string) {
+	if revision == "" {
+		b, err := json.Marshal(spec)
+		if err != nil {
+			return
+		}
+		revision = fmt.Sprintf("sha256:%x", sha256.Sum256(b))
+	}
+	h.Record(revision, reason, time.Now(), took, metadata)
 }
