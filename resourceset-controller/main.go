@@ -19,7 +19,7 @@ import (
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/controller"
-	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
+	"github.com/sluice-gitops/sluice/shared/dependency"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 

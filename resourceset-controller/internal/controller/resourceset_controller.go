@@ -24,7 +24,7 @@ import (
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/builder"
-	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
+	"github.com/sluice-gitops/sluice/shared/dependency"
 )
 
 // ControllerName is the field manager, event source and metrics name of the controller.

@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
-	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
+	"github.com/sluice-gitops/sluice/shared/dependency"
 )
 
 // checkDependencies evaluates spec.dependsOn as the ResourceSet's account: unmet → wait

@@ -34,7 +34,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
-	"github.com/sluice-gitops/sluice/resourceset-controller/internal/dependency"
+	"github.com/sluice-gitops/sluice/shared/dependency"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
 

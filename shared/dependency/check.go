@@ -1,5 +1,7 @@
-// Package dependency evaluates the spec.dependsOn entries of a ResourceSet against live objects:
-// existence, readiness (kstatus) and CEL readiness expressions, compiled once and cached.
+// Package dependency evaluates references to live objects: existence, readiness (kstatus) and
+// CEL readiness expressions (readyExpr), compiled once and cached. A ResourceSet's spec.dependsOn
+// and a Gate's spec.checks are evaluated with it, in one CEL environment and under one tenancy
+// rule: the data of a Secret of another namespace is never seen.
 package dependency
 
 import (
