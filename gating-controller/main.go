@@ -20,6 +20,7 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/conditiongauge"
+	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
@@ -102,7 +103,9 @@ func main() {
 	readiness := conditiongauge.New(mgr.GetScheme()).MustRegister(ctrlmetrics.Registry)
 	calendarArtifacts := keeper.NewCalendarFetcher()
 	gateReconciler := &controller.GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Clock: clock.RealClock{}, Metrics: readiness,
-		Artifacts: calendarArtifacts}
+		Artifacts: calendarArtifacts,
+		// spec.serviceAccountName of a gate with promotion or checks.
+		Clients: &impersonation.Clients{Config: mgr.GetConfig(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}}
 	bootstrap.Exit(gateReconciler.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the Gate controller")
 	keeperReconciler := &controller.GateKeeperReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Shards: opts.Shards, Clock: clock.RealClock{},
 		Metrics: readiness, Artifacts: calendarArtifacts}

@@ -22,7 +22,7 @@ func BenchmarkEvaluateCached(b *testing.B) {
 	cache := NewCache()
 	ctx := context.Background()
 	for b.Loop() {
-		if err := evaluate(ctx, "cluster.x-k8s.io/v1beta1/Cluster dev/my-cluster", benchObject, cache.get(benchExpr), false); err != nil {
+		if err := evaluate(ctx, (&Checker{}).words(), "cluster.x-k8s.io/v1beta1/Cluster dev/my-cluster", benchObject, cache.get(benchExpr), false); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -33,7 +33,7 @@ func BenchmarkEvaluateUncached(b *testing.B) {
 	cache := NewCache()
 	ctx := context.Background()
 	for b.Loop() {
-		if err := evaluate(ctx, "cluster.x-k8s.io/v1beta1/Cluster dev/my-cluster", benchObject, cache.compile(benchExpr), false); err != nil {
+		if err := evaluate(ctx, (&Checker{}).words(), "cluster.x-k8s.io/v1beta1/Cluster dev/my-cluster", benchObject, cache.compile(benchExpr), false); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -49,7 +49,7 @@ func BenchmarkHostileExpression(b *testing.B) {
 		prog := cache.get(expr)
 		b.Run(expr, func(b *testing.B) {
 			for b.Loop() {
-				if err := evaluate(ctx, "testing.sluice.dev/v1/Widget dev/big", object, prog, false); !IsNotReady(err) {
+				if err := evaluate(ctx, (&Checker{}).words(), "testing.sluice.dev/v1/Widget dev/big", object, prog, false); !IsNotReady(err) {
 					b.Fatal(err)
 				}
 			}

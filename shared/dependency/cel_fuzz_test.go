@@ -89,7 +89,7 @@ func FuzzCompile(f *testing.F) {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
 		start := time.Now()
-		err := evaluate(ctx, "other/gate", object, e, true)
+		err := evaluate(ctx, (&Checker{}).words(), "other/gate", object, e, true)
 		if ctx.Err() != nil {
 			t.Fatalf("%q: the evaluation ran for %s", expr, time.Since(start))
 		}

@@ -38,6 +38,23 @@ type Ref struct {
 type Checker struct {
 	Reader client.Reader
 	Cache  *Cache
+	// Noun names an entry in messages ("dependency" when empty; a gate's are checks) and Owner
+	// the object that has the entries ("ResourceSet" when empty).
+	Noun, Owner string
+}
+
+// words are the nouns of the messages.
+type words struct{ noun, owner string }
+
+func (c *Checker) words() words {
+	w := words{noun: c.Noun, owner: c.Owner}
+	if w.noun == "" {
+		w.noun = "dependency"
+	}
+	if w.owner == "" {
+		w.owner = "ResourceSet"
+	}
+	return w
 }
 
 var (
@@ -91,7 +108,7 @@ func (c *Checker) Check(ctx context.Context, ownerNamespace string, deps []Ref) 
 		programs[i] = cache.get(dep.ReadyExpr)
 		if cerr := programs[i].err; cerr != nil {
 			withDep := *cerr
-			withDep.Dependency = c.display(dep, ownerNamespace)
+			withDep.Dependency, withDep.Noun = c.display(dep, ownerNamespace), c.words().noun
 			return &withDep
 		}
 	}
@@ -145,16 +162,16 @@ func (c *Checker) checkOne(ctx context.Context, ownerNamespace string, dep Ref, 
 
 	if err := c.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: dep.Name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			return &NotReadyError{Dependency: name, Message: fmt.Sprintf("dependency '%s' not found", name)}
+			return &NotReadyError{Dependency: name, Message: fmt.Sprintf("%s '%s' not found", c.words().noun, name)}
 		}
 		return c.readError(dep, ownerNamespace, err)
 	}
 
 	if prog != nil {
-		return evaluate(ctx, name, obj.Object, prog, hideSecretData(dep, obj.GetNamespace(), ownerNamespace))
+		return evaluate(ctx, c.words(), name, obj.Object, prog, hideSecretData(dep, obj.GetNamespace(), ownerNamespace))
 	}
 	if dep.Ready {
-		return readyByStatus(name, obj)
+		return readyByStatus(c.words(), name, obj)
 	}
 	return nil
 }
@@ -164,7 +181,7 @@ func (c *Checker) readError(dep Ref, ownerNamespace string, err error) error {
 	if meta.IsNoMatchError(err) {
 		return &UnknownKindError{Dependency: name, APIVersion: dep.APIVersion, Kind: dep.Kind, Err: err}
 	}
-	return fmt.Errorf("reading dependency '%s': %w", name, err)
+	return fmt.Errorf("reading %s '%s': %w", c.words().noun, name, err)
 }
 
 // display names a dependency before it is read (its scope may be unknown).
@@ -200,9 +217,9 @@ func hideSecretData(dep Ref, namespace, ownerNamespace string) bool {
 }
 
 // readyByStatus decides readiness without an expression: see Check.
-func readyByStatus(name string, obj *unstructured.Unstructured) error {
+func readyByStatus(w words, name string, obj *unstructured.Unstructured) error {
 	notReady := func(why string) error {
-		return &NotReadyError{Dependency: name, Message: fmt.Sprintf("dependency '%s' is not ready: %s", name, why)}
+		return &NotReadyError{Dependency: name, Message: fmt.Sprintf("%s '%s' is not ready: %s", w.noun, name, why)}
 	}
 	res, err := status.Compute(obj)
 	if err != nil {
@@ -239,7 +256,7 @@ func hasReadyTrue(obj *unstructured.Unstructured) bool {
 }
 
 // evaluate runs a readyExpr with the object's top-level fields as variables.
-func evaluate(ctx context.Context, name string, object map[string]any, prog *compiled, hideData bool) error {
+func evaluate(ctx context.Context, w words, name string, object map[string]any, prog *compiled, hideData bool) error {
 	vars := make(map[string]any, len(object)+len(emptyWhenAbsent)+1)
 	for k, v := range object {
 		vars[k] = v
@@ -268,7 +285,7 @@ func evaluate(ctx context.Context, name string, object map[string]any, prog *com
 		delete(vars, "data")
 		delete(vars, "stringData")
 		if prog.idents["data"] || prog.idents["stringData"] || prog.idents["metadata"] || prog.idents[selfVariable] {
-			hint = " (the data, annotations and managed fields of a Secret in another namespace than the ResourceSet are not readable)"
+			hint = " (the data, annotations and managed fields of a Secret in another namespace than the " + w.owner + " are not readable)"
 		}
 	}
 	for _, k := range emptyWhenAbsent {
@@ -282,7 +299,7 @@ func evaluate(ctx context.Context, name string, object map[string]any, prog *com
 	if err != nil {
 		if ctx.Err() != nil {
 			// Interrupted: not a verdict on the dependency.
-			return fmt.Errorf("evaluating readyExpr of dependency '%s': %w", name, ctx.Err())
+			return fmt.Errorf("evaluating readyExpr of %s '%s': %w", w.noun, name, ctx.Err())
 		}
 		msg := err.Error()
 		var cancelled interpreter.EvalCancelledError
@@ -290,16 +307,16 @@ func evaluate(ctx context.Context, name string, object map[string]any, prog *com
 			msg = fmt.Sprintf("evaluation cost exceeded the limit of %d", CostLimit)
 		}
 		return &NotReadyError{Dependency: name, Err: err,
-			Message: fmt.Sprintf("dependency '%s' readyExpr failed: %s%s", name, msg, hint)}
+			Message: fmt.Sprintf("%s '%s' readyExpr failed: %s%s", w.noun, name, msg, hint)}
 	}
 	switch v := val.(type) {
 	case types.Bool:
 		if v {
 			return nil
 		}
-		return &NotReadyError{Dependency: name, Message: fmt.Sprintf("dependency '%s' readyExpr evaluated to false%s", name, hint)}
+		return &NotReadyError{Dependency: name, Message: fmt.Sprintf("%s '%s' readyExpr evaluated to false%s", w.noun, name, hint)}
 	default:
 		return &NotReadyError{Dependency: name,
-			Message: fmt.Sprintf("dependency '%s' readyExpr evaluated to %s, not bool", name, val.Type().TypeName())}
+			Message: fmt.Sprintf("%s '%s' readyExpr evaluated to %s, not bool", w.noun, name, val.Type().TypeName())}
 	}
 }

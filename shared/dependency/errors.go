@@ -27,6 +27,8 @@ type CompileError struct {
 	// Dependency names the dependency whose readyExpr failed; empty when returned by Cache.Compile,
 	// which does not know the dependency.
 	Dependency string
+	// Noun names the entry: "dependency" when empty.
+	Noun string
 	// Expr is the expression text.
 	Expr string
 	// Detail is CEL's report, with the position and a pointer into the expression, e.g.
@@ -38,7 +40,11 @@ func (e *CompileError) Error() string {
 	if e.Dependency == "" {
 		return "readyExpr: " + e.Detail
 	}
-	return fmt.Sprintf("readyExpr of dependency '%s': %s", e.Dependency, e.Detail)
+	noun := e.Noun
+	if noun == "" {
+		noun = "dependency"
+	}
+	return fmt.Sprintf("readyExpr of %s '%s': %s", noun, e.Dependency, e.Detail)
 }
 
 // UnknownKindError says the apiVersion/kind of a dependency is not served by the cluster (the

@@ -181,7 +181,7 @@ func TestEvaluationStopsWhenTheContextEnds(t *testing.T) {
 	items := intList(500)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := evaluate(ctx, "testing.sluice.dev/v1/Widget dev/big", map[string]any{"spec": map[string]any{"items": items}}, prog, false)
+	err := evaluate(ctx, (&Checker{}).words(), "testing.sluice.dev/v1/Widget dev/big", map[string]any{"spec": map[string]any{"items": items}}, prog, false)
 	g.Expect(err).To(MatchError(context.Canceled))
 	g.Expect(IsNotReady(err)).To(BeFalse())
 	g.Expect(IsTerminal(err)).To(BeFalse())

@@ -38,6 +38,7 @@ const (
 // GateSpec defines the default state of a gate and how long a manual request lasts.
 // +kubebuilder:validation:XValidation:rule="!(has(self.closed) && has(self.default))",message="set either spec.default or spec.closed, not both"
 // +kubebuilder:validation:XValidation:rule="!has(self.approval) || (has(self.default) && self.default == 'closed') || (has(self.closed) && self.closed)",message="a gate with spec.approval is closed by default: set spec.default: closed"
+// +kubebuilder:validation:XValidation:rule="!has(self.promotion) || (has(self.default) && self.default == 'closed') || (has(self.closed) && self.closed)",message="a gate with spec.promotion is closed by default: set spec.default: closed"
 type GateSpec struct {
 	// Default is the state of the gate when no request or schedule applies (default `opened`).
 	// +optional
@@ -77,6 +78,24 @@ type GateSpec struct {
 	// satisfy its rules; see docs/gate.md, "Approvals".
 	// +optional
 	Approval *GateApprovalSpec `json:"approval,omitempty"`
+
+	// Promotion opens the gate for the revision that other objects (staging) have applied and
+	// kept Ready for a while; see docs/gate.md, "Promotion". It needs spec.default: closed.
+	// +optional
+	Promotion *GatePromotion `json:"promotion,omitempty"`
+
+	// Checks hold the gate closed while one of their objects is missing or not ready; see
+	// docs/gate.md, "Checks".
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Checks []GateCheck `json:"checks,omitempty"`
+
+	// ServiceAccountName is the account, in the gate's namespace, that the objects of
+	// spec.promotion and spec.checks are read as. Unset, they are read with the controller's
+	// permissions, in the gate's namespace only.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
 
 // GateReceiver authenticates the requests of the webhook receiver for one gate.
@@ -193,6 +212,15 @@ type GateStatus struct {
 	// revision is another one (docs/gate.md, "Revisions").
 	// +optional
 	OpenedForRevision string `json:"openedForRevision,omitempty"`
+
+	// Promotion is where spec.promotion stands: the revision promoted, the one soaking.
+	// +optional
+	Promotion *GatePromotionStatus `json:"promotion,omitempty"`
+
+	// Checks is the first of spec.checks that holds the gate closed, and why; empty when they
+	// all pass.
+	// +optional
+	Checks string `json:"checks,omitempty"`
 }
 
 // Gate holds the objects that refer to it in `spec.gates` while it is closed.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -21,7 +22,9 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/conditiongauge"
+	"github.com/sluice-gitops/sluice/shared/dependency"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
+	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 	"github.com/sluice-gitops/sluice/shared/status"
 
@@ -70,6 +73,12 @@ type GateReconciler struct {
 	Notifier Notifier
 	// approvals are the approval changes announced, sent once each.
 	approvals announcements
+	// Clients read the objects of spec.promotion and spec.checks as spec.serviceAccountName;
+	// nil reads them with the controller's permissions.
+	Clients *impersonation.Clients
+	// checkCache holds the compiled expressions of spec.checks.
+	checkCache     *dependency.Cache
+	checkCacheOnce sync.Once
 }
 
 // +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates;gatekeepers,verbs=get;list;watch;update;patch
@@ -98,7 +107,9 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	}
 	r.reportKeeperFailures(ctx, gate, keepers)
 	now := r.Clock.Now()
-	applied, pending := r.handleRequests(ctx, gate, keepers, now)
+	checksRequeue := r.reconcileChecks(ctx, gate)
+	promoted, promotionRequeue := r.reconcilePromotion(ctx, gate, now)
+	applied, pending := r.handleRequests(ctx, gate, keepers, now, promoted)
 	approvalOut, err := r.reconcileApproval(ctx, gate, keepers, now, pending)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -123,6 +134,12 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resul
 	if decision.Next != nil {
 		// Wake up right at the transition, a little after so the new state is in force.
 		if d := decision.Next.Sub(now) + 100*time.Millisecond; d < requeue {
+			requeue = d
+		}
+	}
+	for _, d := range []time.Duration{checksRequeue, promotionRequeue} {
+		// spec.checks and spec.promotion read objects that no watch reports on.
+		if d > 0 && d < requeue {
 			requeue = d
 		}
 	}
@@ -176,11 +193,16 @@ func (r *GateReconciler) reportKeeperFailures(ctx context.Context, gate *gatingv
 	}
 }
 
-// handleRequests applies the new requests of the gate's annotations, warns about those it
-// ignores, and says whether one was applied, and whether an open request became pending approval
+// handleRequests applies the new requests of the gate's annotations and of its promotion, warns
+// about those it ignores, and says whether one was applied, and whether an open request became pending approval
 // (a gate with spec.approval).
-func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate, keepers []gatestate.Keeper, now time.Time) (applied, pending bool) {
+func (r *GateReconciler) handleRequests(ctx context.Context, gate *gatingv1.Gate, keepers []gatestate.Keeper, now time.Time,
+	promoted *gatestate.Request) (applied, pending bool) {
 	requests, warnings := gatestate.TakeRequests(gate, now)
+	if promoted != nil {
+		// The open request of a promotion: after the annotations' requests of the same instant.
+		requests = append(requests, *promoted)
+	}
 	in := gatestate.NewInputs(gate, keepers)
 	keeperState, _ := in.KeeperState(now)
 	for _, req := range requests {

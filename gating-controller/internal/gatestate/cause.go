@@ -20,6 +20,10 @@ func (in Inputs) Cause(d Decision) string {
 		until = " until " + d.Next.UTC().Format(time.RFC3339)
 	}
 	switch {
+	case d.Cause == "checks":
+		return "Gate closed as a check fails: " + in.Checks
+	case d.Cause == "request" && d.Revision != "":
+		return fmt.Sprintf("Gate %s for revision '%s' by the %s%s", verb, d.Revision, in.describeRequest(), in.requestEnd())
 	case d.Cause == "request":
 		return fmt.Sprintf("Gate %s by the %s%s", verb, in.describeRequest(), in.requestEnd())
 	case d.Cause == "approval" && d.Revision != "":

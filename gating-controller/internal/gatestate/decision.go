@@ -60,13 +60,14 @@ func (in Inputs) NextChange(now time.Time, state gatingv1.GateState) *time.Time 
 // Decision is what the gate is now and why.
 type Decision struct {
 	State gatingv1.GateState
-	// Cause is "request", "approval", "gatekeeper/<name>" or "default".
+	// Cause is "checks", "request", "approval", "gatekeeper/<name>" or "default".
 	Cause       string
 	Reason      string
 	RequestedBy string
 	// ApprovedBy: the approvers of an `approval` cause.
 	ApprovedBy []string
-	// Revision: the revision an `approval` cause opened the gate for, if the request named one.
+	// Revision: the revision an `approval` cause (or a promotion's request) opened the gate for,
+	// if the request named one.
 	Revision string
 	// Next is the next change of the state, if one is known.
 	Next *time.Time
@@ -85,6 +86,13 @@ func (in Inputs) Decide(now time.Time) Decision {
 	d := Decision{State: state, Cause: cause, Next: in.NextChange(now, state)}
 	if cause == "request" || in.isResetRequest(state) {
 		d.Reason, d.RequestedBy = in.Request.Reason, in.Request.RequestedBy
+	}
+	if cause == "request" && d.Opened() && in.Request.Revision != "" {
+		// The request of a promotion: opened for its revision only.
+		d.Revision = in.Request.Revision
+	}
+	if cause == "checks" {
+		d.Reason = in.Checks
 	}
 	if cause == "request" && len(in.Request.ApprovedBy) > 0 {
 		// An open request that spec.approval held, opened by its approvals.
@@ -116,8 +124,12 @@ func (in Inputs) message(d Decision) string {
 	switch {
 	case d.Next != nil:
 		return fmt.Sprintf("Gate scheduled for %s at %s", opposite, d.Next.UTC().Format(time.RFC3339))
+	case d.Cause == "checks":
+		return "Gate closed by a failing check"
 	case d.Cause == "approval":
 		return "Gate opened by approval"
+	case d.Cause == "request" && d.Revision != "":
+		return fmt.Sprintf("Gate opened for revision '%s' by promotion", d.Revision)
 	case d.Cause == "request", d.Cause == "default" && in.isResetRequest(d.State):
 		return fmt.Sprintf("Gate %s requested", request)
 	case d.Cause == "default":

@@ -15,11 +15,14 @@ type Inputs struct {
 	RequestedAt *time.Time
 	ResetAt     *time.Time
 	Keepers     []Keeper
+	// Checks is why a check of spec.checks holds the gate closed (status.checks); empty when
+	// they all pass.
+	Checks string
 }
 
 // NewInputs reads the inputs of gate from its spec and status, with its keepers.
 func NewInputs(gate *gatingv1.Gate, keepers []Keeper) Inputs {
-	in := Inputs{Default: gate.Spec.DefaultState(), Request: gate.Status.Request, Keepers: keepers}
+	in := Inputs{Default: gate.Spec.DefaultState(), Request: gate.Status.Request, Keepers: keepers, Checks: gate.Status.Checks}
 	if t := gate.Status.RequestedAt; t != nil {
 		in.RequestedAt = &t.Time
 	}
@@ -44,9 +47,13 @@ func (in Inputs) KeeperState(t time.Time) (gatingv1.GateKeeperActive, string) {
 	return state, name
 }
 
-// StateAt is the effective state at t and its cause: "request", "gatekeeper/<name>" or
-// "default", as the gate's history says.
+// StateAt is the effective state at t and its cause: "checks", "request", "gatekeeper/<name>"
+// or "default", as the gate's history says. A failing check holds the gate closed above all:
+// what it checks is not healthy now, whoever asked for the gate to open.
 func (in Inputs) StateAt(t time.Time) (gatingv1.GateState, string) {
+	if in.Checks != "" {
+		return gatingv1.GateClosed, "checks"
+	}
 	if in.Request != nil && in.RequestedAt != nil && !t.Before(*in.RequestedAt) &&
 		(in.ResetAt == nil || t.Before(*in.ResetAt)) {
 		// An open request opened by approvals does not override a keeper that holds the gate

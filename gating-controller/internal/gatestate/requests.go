@@ -24,8 +24,10 @@ type Request struct {
 	RequestedBy string
 	Duration    *time.Duration
 	// Revision is open.gate.fluxcd.io/revision: on a gate with spec.approval, the revision the
-	// approval is for (docs/gate.md, "Revisions").
+	// approval is for (docs/gate.md, "Revisions"); or the revision a promotion opens the gate for.
 	Revision string
+	// Promotion: the request of spec.promotion, for Revision only, made by the controller.
+	Promotion bool
 }
 
 // requestAnnotations are the annotation keys of one kind of request.
@@ -109,6 +111,9 @@ func ApplyRequest(gate *gatingv1.Gate, req Request, keeperState gatingv1.GateKee
 	at := metav1.NewTime(req.At)
 	st.RequestedAt = &at
 	st.Request = &gatingv1.GateRequest{State: req.State, Reason: req.Reason, RequestedBy: req.RequestedBy}
+	if req.Promotion {
+		st.Request.Revision = req.Revision
+	}
 
 	window := req.Duration
 	if window == nil && gate.Spec.Window != nil {
