@@ -177,3 +177,35 @@ func TestGateChecks(t *testing.T) {
 	g.Expect(getGate(g, ns, "elsewhere").Status.Checks).To(Equal("check of Deployment " + other +
 		"/podinfo is in another namespace than the gate: set spec.serviceAccountName, whose permissions decide what the gate may read"))
 }
+
+// Promotion and approvals on one gate: the soaked revision becomes the open request pending
+// approval (N of M, for that revision), and two approvers let exactly it through.
+func TestGatePromotionWithApproval(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	setClock("2021-03-26T10:00:40Z")
+	staging := newStage(t, ns, "staging")
+	staging.applied("main@sha1:r1", "2021-03-26T10:00:00Z", "True", "2021-03-26T10:00:00Z")
+	createGate(t, ns, "production", gatingv1.GateSpec{Default: gatingv1.GateClosed, Interval: duration("1s"),
+		Promotion: &gatingv1.GatePromotion{Soak: duration("30s"), From: []gatingv1.GateObjectReference{
+			{APIVersion: "generator.toolkit.fluxcd.io/v1alpha1", Kind: "ManifestGeneration", Name: "staging"}}},
+		Approval: &gatingv1.GateApprovalSpec{Required: ptr.To[int32](2), Rules: []gatingv1.GateApprovalRule{
+			{Name: "sre", Minimum: 1, Approvers: gatingv1.GateApprovers{Users: []string{"ana", "bo"}}},
+			{Name: "qa", Minimum: 1, Approvers: gatingv1.GateApprovers{Users: []string{"cy"}}},
+		}},
+	})
+	g.Eventually(approvedCondition(ns, "production"), timeout).Should(Equal(
+		"False|ApprovalPending|waiting for 1 more approval from rule sre (ana, bo) and 1 more approval from rule qa (cy); 0 of 2 in all"))
+	pending := getGate(g, ns, "production").Status.Approval.Pending
+	g.Expect(pending).To(And(HaveField("RequestedBy", "promotion"), HaveField("Revision", "main@sha1:r1")))
+
+	setClock("2021-03-26T10:01:00Z")
+	respondFor(t, ns, "production", "ana", "main@sha1:r1", gatingv1.DecisionApprove)
+	g.Consistently(openedCondition(ns, "production"), "2s").Should(Equal("False|ReconciliationSucceeded|Gate closed by default"))
+	respondFor(t, ns, "production", "cy", "main@sha1:r1", gatingv1.DecisionApprove)
+	g.Eventually(openedCondition(ns, "production"), timeout).Should(Equal("True|ReconciliationSucceeded|Gate opened by approval"))
+	st := getGate(g, ns, "production").Status
+	g.Expect(st.OpenedForRevision).To(Equal("main@sha1:r1"))
+	g.Expect(st.History[0]).To(And(HaveField("Cause", "approval"), HaveField("RequestedBy", "promotion"),
+		HaveField("ApprovedBy", ConsistOf("ana", "cy"))))
+}
