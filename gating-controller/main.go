@@ -20,8 +20,8 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/conditiongauge"
-	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
+	"github.com/sluice-gitops/sluice/shared/impersonation"
 
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
 	notificationv1beta3 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1beta3"
