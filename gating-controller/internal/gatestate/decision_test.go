@@ -50,6 +50,28 @@ func TestDecide(t *testing.T) {
 				Message: "Gate scheduled for closing at 2026-03-02T10:00:00Z"},
 			cause: "Gate opened by the open request of ana until 2026-03-02T10:00:00Z (for 1h1m0s)",
 		},
+		"a promotion does not override a freeze; it opens for its revision after": {
+			status: gatingv1.GateStatus{RequestedAt: at(-time.Minute),
+				Request: &gatingv1.GateRequest{State: gatingv1.GateOpened, RequestedBy: "promotion", Revision: "main@sha1:r1"}},
+			keepers: func(t *testing.T) []Keeper { return []Keeper{freezeUntilNoon(t)} },
+			want: Decision{State: gatingv1.GateClosed, Cause: "gatekeeper/freeze", Next: &noon,
+				Message: "Gate scheduled for opening at 2026-03-02T12:00:00Z"},
+			cause: "Gate closed by the schedule of GateKeeper 'freeze' until 2026-03-02T12:00:00Z",
+		},
+		"a promotion opens for its revision": {
+			status: gatingv1.GateStatus{RequestedAt: at(-time.Minute),
+				Request: &gatingv1.GateRequest{State: gatingv1.GateOpened, RequestedBy: "promotion", Revision: "main@sha1:r1", Reason: "soaked"}},
+			want: Decision{State: gatingv1.GateOpened, Cause: "request", RequestedBy: "promotion", Reason: "soaked", Revision: "main@sha1:r1",
+				Message: "Gate opened for revision 'main@sha1:r1' by promotion"},
+			cause: "Gate opened for revision 'main@sha1:r1' by the open request of promotion until the next request (no duration and no spec.window: it does not end by itself)",
+		},
+		"a failing check closes whatever else": {
+			status: gatingv1.GateStatus{RequestedAt: at(-time.Minute), Checks: "check 'x' readyExpr evaluated to false",
+				Request: &gatingv1.GateRequest{State: gatingv1.GateOpened, RequestedBy: "ana"}},
+			want: Decision{State: gatingv1.GateClosed, Cause: "checks", Reason: "check 'x' readyExpr evaluated to false",
+				Message: "Gate closed by a failing check"},
+			cause: "Gate closed as a check fails: check 'x' readyExpr evaluated to false",
+		},
 		"an approved request does not override a freeze": {
 			status: gatingv1.GateStatus{RequestedAt: at(-time.Minute),
 				Request: &gatingv1.GateRequest{State: gatingv1.GateOpened, ApprovedBy: []string{"bo"}}},

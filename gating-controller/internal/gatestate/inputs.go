@@ -56,9 +56,9 @@ func (in Inputs) StateAt(t time.Time) (gatingv1.GateState, string) {
 	}
 	if in.Request != nil && in.RequestedAt != nil && !t.Before(*in.RequestedAt) &&
 		(in.ResetAt == nil || t.Before(*in.ResetAt)) {
-		// An open request opened by approvals does not override a keeper that holds the gate
-		// closed: a freeze wins over approvals.
-		if s, name := in.KeeperState(t); len(in.Request.ApprovedBy) > 0 && s == gatingv1.ActiveClosed {
+		// An open request opened by approvals, or made by a promotion (for its revision), does
+		// not override a keeper that holds the gate closed: a freeze wins over both.
+		if s, name := in.KeeperState(t); (len(in.Request.ApprovedBy) > 0 || in.Request.Revision != "") && s == gatingv1.ActiveClosed {
 			return gatingv1.GateClosed, "gatekeeper/" + name
 		}
 		return in.Request.State, "request"
