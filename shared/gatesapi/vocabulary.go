@@ -23,6 +23,17 @@ const (
 	// CloseRequestAnnotation asks a Gate to close; its value is an RFC 3339 time.
 	CloseRequestAnnotation = "close.gate.fluxcd.io/requestedAt"
 
+	// OpenRequestedByAnnotation names who asked to open the gate: the user the API server
+	// authenticated (the gate-requested-by admission policy checks it).
+	OpenRequestedByAnnotation = "open.gate.fluxcd.io/requestedBy"
+	// OpenReasonAnnotation is the message of an open request.
+	OpenReasonAnnotation = "open.gate.fluxcd.io/reason"
+	// OpenDurationAnnotation overrides spec.window for one open request (a Go duration, `2h`).
+	OpenDurationAnnotation = "open.gate.fluxcd.io/duration"
+	// OpenRevisionAnnotation names the revision an open request is for: on a gate with
+	// spec.approval, only responses for that revision count.
+	OpenRevisionAnnotation = "open.gate.fluxcd.io/revision"
+
 	// NextTransitionField is the Gate status field (RFC 3339) telling when the gate changes state by
 	// itself next; for a closed gate it is the time it opens.
 	NextTransitionField = "nextTransitionAt"

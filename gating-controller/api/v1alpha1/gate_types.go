@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // GateKind is the kind of Gate objects.
@@ -22,15 +24,15 @@ const (
 // Annotations of a Gate besides the request times of shared/gates.
 const (
 	// OpenReasonAnnotation is the message of an open request.
-	OpenReasonAnnotation = "open.gate.fluxcd.io/reason"
+	OpenReasonAnnotation = gatesapi.OpenReasonAnnotation
 	// CloseReasonAnnotation is the message of a close request.
 	CloseReasonAnnotation = "close.gate.fluxcd.io/reason"
 	// OpenRequestedByAnnotation names who asked to open the gate.
-	OpenRequestedByAnnotation = "open.gate.fluxcd.io/requestedBy"
+	OpenRequestedByAnnotation = gatesapi.OpenRequestedByAnnotation
 	// CloseRequestedByAnnotation names who asked to close the gate.
 	CloseRequestedByAnnotation = "close.gate.fluxcd.io/requestedBy"
 	// OpenDurationAnnotation overrides spec.window for one open request (a Go duration, `2h`).
-	OpenDurationAnnotation = "open.gate.fluxcd.io/duration"
+	OpenDurationAnnotation = gatesapi.OpenDurationAnnotation
 	// CloseDurationAnnotation overrides spec.window for one close request.
 	CloseDurationAnnotation = "close.gate.fluxcd.io/duration"
 )

@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
 // GateApprovalKind is the kind of GateApproval objects.
@@ -11,7 +13,7 @@ const GateApprovalKind = "GateApproval"
 // status.approval.pending.revision). On a gate with spec.approval it scopes the approval: only
 // responses for that revision count, and the approved gate is opened for that revision only
 // (status.openedForRevision); see docs/gate.md, "Revisions".
-const OpenRevisionAnnotation = "open.gate.fluxcd.io/revision"
+const OpenRevisionAnnotation = gatesapi.OpenRevisionAnnotation
 
 // GateApprovalSpec is the approval rules of a gate (Gate spec.approval): the gate opens on an
 // open request only once the responses to it satisfy every rule and the total.

@@ -36,3 +36,18 @@ const InputsGuardedReason = "InputsGuarded"
 // PruneLimitExceededReason is the reason of Ready=False while a reconciliation would delete more
 // objects than spec.maxPrune allows: nothing is applied or pruned.
 const PruneLimitExceededReason = "PruneLimitExceeded"
+
+// DeletionPendingReason is the reason of Ready=False while a deletion beyond spec.maxPrune waits
+// for the approvals of spec.deletionApproval's gate: nothing is applied or pruned.
+const DeletionPendingReason = "DeletionPending"
+
+// DeletionRejectedReason is the reason of Ready=False once the gate's approvers rejected the
+// deletion: nothing is applied or pruned until the set changes.
+const DeletionRejectedReason = "DeletionRejected"
+
+// DeletionRequestedReason and DeletionApprovedReason are the events of a deletion set put to a
+// gate, and of one deleted once approved.
+const (
+	DeletionRequestedReason = "DeletionRequested"
+	DeletionApprovedReason  = "DeletionApproved"
+)

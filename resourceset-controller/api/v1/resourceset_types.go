@@ -98,6 +98,13 @@ type ResourceSetSpec struct {
 	// +kubebuilder:validation:XValidation:rule="type(self) != int || self >= 0",message="spec.maxPrune must not be negative"
 	// +optional
 	MaxPrune *intstr.IntOrString `json:"maxPrune,omitempty"`
+
+	// DeletionApproval puts a deletion beyond spec.maxPrune to the approvers of a gate: the
+	// ResourceSet opens a request on the gate for the set of objects it would delete (its digest
+	// as the revision), and deletes exactly that set once approved. Unset, such a deletion stops
+	// the ResourceSet until the limit is raised. A Sluice addition.
+	// +optional
+	DeletionApproval *gatesapi.DeletionApproval `json:"deletionApproval,omitempty"`
 }
 
 // ResourceSetStep is one group of resources of spec.steps.
@@ -258,6 +265,11 @@ type ResourceSetStatus struct {
 	// most recent first (at most MaxHistory).
 	// +optional
 	History history.History `json:"history,omitempty"`
+
+	// PendingDeletion is the set of objects a reconciliation would delete beyond spec.maxPrune,
+	// while it waits on spec.deletionApproval's gate, or after its rejection.
+	// +optional
+	PendingDeletion *gatesapi.DeletionSet `json:"pendingDeletion,omitempty"`
 
 	meta.ReconcileRequestStatus `json:",inline"`
 }

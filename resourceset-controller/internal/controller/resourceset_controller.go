@@ -151,9 +151,25 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
 	}
-	if msg != "" {
+	approvedDeletion := false
+	switch {
+	case msg != "" && obj.Spec.DeletionApproval != nil:
+		verdict, err := r.deletionApproval(ctx, obj, deletedOf(obj, inventory, objects), msg)
+		if err != nil {
+			return owner.Plan{}, err
+		}
+		if !verdict.approved {
+			// The gate's changes wake the ResourceSet up (resourceset_manager.go).
+			r.owners().Waiting(ctx, obj, verdict.reason, verdict.msg)
+			return owner.Plan{Done: &ctrl.Result{RequeueAfter: r.Settings(obj).Interval}}, nil
+		}
+		approvedDeletion = true
+	case msg != "":
 		r.owners().Waiting(ctx, obj, rsv1.PruneLimitExceededReason, msg)
 		return owner.Plan{Done: &ctrl.Result{RequeueAfter: r.Settings(obj).Interval}}, nil
+	case !allowed:
+		// Within the limit: no set waits any more (the inputs came back, say).
+		obj.Status.PendingDeletion = nil
 	}
 	metadata := map[string]string{"inputs": strconv.Itoa(rendered.Inputs), "resources": strconv.Itoa(len(objects))}
 	var steps []owner.Step
@@ -164,8 +180,11 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 		metadata["steps"] = strconv.Itoa(len(steps))
 	}
 	var applied func()
-	if allowed {
+	switch {
+	case allowed:
 		applied = func() { r.useAllowPrune(ctx, obj) }
+	case approvedDeletion:
+		applied = func() { obj.Status.PendingDeletion = nil }
 	}
 	return owner.Plan{
 		Revision: revision,

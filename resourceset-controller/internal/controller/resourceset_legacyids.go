@@ -22,12 +22,12 @@ func keepLegacyPermuteIDs(ctx context.Context, obj *rsv1.ResourceSet, groups []i
 	if obj.GetInputStrategy() != rsv1.InputStrategyPermute || len(inventory) == 0 {
 		return rendered
 	}
-	kept := keptOf(obj, inventory, rendered.Objects)
-	if kept == len(inventory) {
+	deleted := len(deletedOf(obj, inventory, rendered.Objects))
+	if deleted == 0 {
 		return rendered
 	}
 	legacy, err := builder.RenderResourceSetLegacyIDs(ctx, obj, groups)
-	if err != nil || keptOf(obj, inventory, legacy.Objects) <= kept {
+	if err != nil || len(deletedOf(obj, inventory, legacy.Objects)) >= deleted {
 		return rendered
 	}
 	log.FromContext(ctx).Info("kept the Permute input ids of the objects applied before flux-operator's ids", "inventory", len(inventory))

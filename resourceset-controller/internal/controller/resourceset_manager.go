@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/deletionset"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 
@@ -54,6 +55,14 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &rsv1.ResourceSet{}, dependsOnObjectIndex, dependsOnKeys); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &rsv1.ResourceSet{}, deletionGateIndex, func(o client.Object) []string {
+		if a := o.(*rsv1.ResourceSet).Spec.DeletionApproval; a != nil {
+			return []string{o.GetNamespace() + "/" + a.Gate}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&rsv1.ResourceSet{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{},
@@ -64,6 +73,8 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 			builder.WithPredicates(exportedInputsChanged())).
 		Watches(&rsv1.ResourceSet{}, handler.EnqueueRequestsFromMapFunc(r.dependents),
 			builder.WithPredicates(readinessChanged())).
+		Watches(gates.NewGate(), handler.EnqueueRequestsFromMapFunc(r.awaitingDeletion),
+			builder.WithPredicates(deletionset.ApprovalChanged())).
 		WithOptions(opts)
 	b, err := r.watchChecksumRefs(ctx, mgr, b)
 	if err != nil {
@@ -76,6 +87,22 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	}
 	r.dependencyWatches = &dependencyWatches{ctrl: c, cache: mgr.GetCache(), mapper: mgr.GetRESTMapper(), list: r.dependentsByKey}
 	return nil
+}
+
+// deletionGateIndex indexes ResourceSets by the gate of their spec.deletionApproval.
+const deletionGateIndex = "spec.deletionApproval.gate"
+
+// awaitingDeletion are the ResourceSets whose deletions the gate's approvers decide.
+func (r *ResourceSetReconciler) awaitingDeletion(ctx context.Context, gate client.Object) []reconcile.Request {
+	list := &rsv1.ResourceSetList{}
+	if err := r.List(ctx, list, client.MatchingFields{deletionGateIndex: gate.GetNamespace() + "/" + gate.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, rs := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rs)})
+	}
+	return reqs
 }
 
 // dependentsByKey are the ResourceSets that depend on the object of a dependsOnObjectIndex key.

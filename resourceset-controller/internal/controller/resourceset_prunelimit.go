@@ -35,7 +35,7 @@ func pruneLimit(obj *rsv1.ResourceSet, inventory []apply.Entry, objects []*unstr
 	if err != nil {
 		return "", false, fmt.Errorf("spec.maxPrune: %w", err)
 	}
-	deleted := len(inventory) - keptOf(obj, inventory, objects)
+	deleted := len(deletedOf(obj, inventory, objects))
 	if deleted <= limit {
 		return "", false, nil
 	}
@@ -56,9 +56,9 @@ func (r *ResourceSetReconciler) useAllowPrune(ctx context.Context, obj *rsv1.Res
 	}
 }
 
-// keptOf is how many entries of the inventory the objects keep. A rendered object without a
-// namespace lands in the ResourceSet's (or is cluster-scoped).
-func keptOf(obj *rsv1.ResourceSet, inventory []apply.Entry, objects []*unstructured.Unstructured) int {
+// deletedOf is the entries of the inventory the objects do not keep: what applying them deletes.
+// A rendered object without a namespace lands in the ResourceSet's (or is cluster-scoped).
+func deletedOf(obj *rsv1.ResourceSet, inventory []apply.Entry, objects []*unstructured.Unstructured) []string {
 	keep := make(map[string]bool, 2*len(objects))
 	for _, o := range objects {
 		gk := o.GroupVersionKind().GroupKind()
@@ -67,11 +67,11 @@ func keptOf(obj *rsv1.ResourceSet, inventory []apply.Entry, objects []*unstructu
 			keep[object.ObjMetadata{GroupKind: gk, Namespace: obj.Namespace, Name: o.GetName()}.String()] = true
 		}
 	}
-	kept := 0
+	var deleted []string
 	for _, e := range inventory {
-		if keep[e.ID] {
-			kept++
+		if !keep[e.ID] {
+			deleted = append(deleted, e.ID)
 		}
 	}
-	return kept
+	return deleted
 }
