@@ -19,8 +19,8 @@ import (
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/controller"
-	"github.com/sluice-gitops/sluice/shared/dependency"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
+	"github.com/sluice-gitops/sluice/shared/dependency"
 )
 
 const controllerName = controller.ControllerName

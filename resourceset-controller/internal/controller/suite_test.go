@@ -34,8 +34,8 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
-	"github.com/sluice-gitops/sluice/shared/dependency"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
+	"github.com/sluice-gitops/sluice/shared/dependency"
 )
 
 // controllerNamespace is the namespace the controller runs in: the --default-service-account
