@@ -132,6 +132,9 @@ func printGate(out io.Writer, gate *gatingv1alpha1.Gate, waiting gateWaiting) er
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	if err := printPromotion(out, gate); err != nil {
+		return err
+	}
 	if err := printApproval(out, gate); err != nil {
 		return err
 	}

@@ -127,3 +127,32 @@ func TestStatusErrors(t *testing.T) {
 	g.Expect(res.stdout).To(BeEmpty())
 	g.Expect(res.stderr).To(Equal(`No gates found in namespace "` + ns + `".` + "\n"))
 }
+
+// A gate with a promotion and checks shows the chain: the revision it is opened for, the one
+// promoted, the one soaking and until when, and the failing check.
+func TestStatusShowsThePromotionChain(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	gate := createGate(t, ns, "production", gatingv1alpha1.GateSpec{Default: gatingv1alpha1.GateClosed,
+		Promotion: &gatingv1alpha1.GatePromotion{From: []gatingv1alpha1.GateObjectReference{
+			{APIVersion: "generator.toolkit.fluxcd.io/v1alpha1", Kind: "ManifestGeneration", Name: "staging"}}},
+		Checks: []gatingv1alpha1.GateCheck{{GateObjectReference: gatingv1alpha1.GateObjectReference{
+			APIVersion: "apps/v1", Kind: "Deployment", Name: "podinfo"}, Ready: true}}})
+	setStatus(t, gate, gatingv1alpha1.GateStatus{
+		Conditions:        []metav1.Condition{openedCondition(false, "Gate closed by a failing check")},
+		OpenedForRevision: "main@sha1:r1",
+		Checks:            "check 'apps/v1/Deployment " + ns + "/podinfo' is not ready: Deployment is not available",
+		Promotion: &gatingv1alpha1.GatePromotionStatus{Revision: "main@sha1:r1", PromotedAt: at("2030-01-02T10:00:00Z"),
+			Candidate: "main@sha1:r2", SoakingSince: at("2030-01-02T11:00:00Z"), OpensAt: at("2030-01-02T11:30:00Z"),
+			Message: "revision 'main@sha1:r2' soaking since 2030-01-02T11:00:00Z in ManifestGeneration " + ns + "/staging"},
+	})
+
+	res := kubectlGate(t, "status", "production", "-n", ns)
+	g.Expect(res.exitCode).To(Equal(0))
+	g.Expect(res.stdout).To(ContainSubstring(`Opened for revision:  main@sha1:r1
+Promoted:             main@sha1:r1 at 2030-01-02T10:00:00Z
+Candidate:            main@sha1:r2, soaking since 2030-01-02T11:00:00Z, promoted at 2030-01-02T11:30:00Z
+Promotion:            revision 'main@sha1:r2' soaking since 2030-01-02T11:00:00Z in ManifestGeneration ` + ns + `/staging
+Checks:               failing: check 'apps/v1/Deployment ` + ns + `/podinfo' is not ready: Deployment is not available
+`))
+}
