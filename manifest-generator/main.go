@@ -139,7 +139,7 @@ func main() {
 			Config: mgr.GetConfig(), Scheme: scheme, Mapper: mgr.GetRESTMapper(),
 			DefaultServiceAccount: opts.DefaultServiceAccount, ControllerNamespace: os.Getenv(bootstrap.RuntimeNamespaceEnv),
 		},
-		RequeueDependency: opts.RequeueDependency, ApplyConcurrency: applyOpts.Concurrency, Metrics: readiness,
+		RequeueDependency: opts.RequeueDependency, ApplyConcurrency: applyOpts.Concurrency, DefaultMaxPrune: applyOpts.MaxPrune, Metrics: readiness,
 		Scanner: imagescan.New(scanConfig),
 	}
 	bootstrap.Exit(generation.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestGeneration controller")

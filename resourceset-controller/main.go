@@ -66,7 +66,7 @@ func main() {
 	rset := &controller.ResourceSetReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), EventRecorder: recorder, Clients: clients, Shards: opts.Shards,
 		ControllerName: controllerName, RequeueDependency: opts.RequeueDependency, Dependencies: dependency.NewCache(),
-		Metrics: readiness, ApplyConcurrency: applyOpts.Concurrency,
+		Metrics: readiness, ApplyConcurrency: applyOpts.Concurrency, DefaultMaxPrune: applyOpts.MaxPrune,
 	}
 	bootstrap.Exit(rset.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ResourceSet controller")
 	provider := &controller.ResourceSetInputProviderReconciler{

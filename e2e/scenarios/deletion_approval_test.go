@@ -150,3 +150,81 @@ func TestScenarioDeletionHeldForApproval(t *testing.T) {
 		"Normal DeletionRequested: the deletion of 9 objects ("+d9+") is put to the approvers of gate 'deletions'",
 		HavePrefix("Normal DeletionApproved: the deletion of 9 objects ("+d9+") is approved on gate 'deletions' (revision '"+d9+"' approved by ")))
 }
+
+const generationDeletionManifests = `apiVersion: gating.toolkit.fluxcd.io/v1alpha1
+kind: Gate
+metadata:
+  name: deletions
+spec:
+  default: closed
+  approval:
+    rules:
+    - name: sre
+      approvers:
+        users: [ana]
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: env
+spec:
+  interval: 2s
+  url: __GIT__
+  secretRef:
+    name: git-credentials
+---
+apiVersion: generator.toolkit.fluxcd.io/v1alpha1
+kind: ManifestGeneration
+metadata:
+  name: env
+spec:
+  serviceAccountName: applier
+  sourceRef:
+    kind: GitRepository
+    name: env
+  path: ./env
+  interval: 10m
+  maxPrune: 1
+  deletionApproval:
+    gate: deletions
+`
+
+// The same brake on a ManifestGeneration: a commit that empties most of its path deletes
+// nothing until the gate's approver approves the set, then deletes exactly it.
+func TestScenarioGenerationDeletionHeldForApproval(t *testing.T) {
+	t.Parallel()
+	s := newScenario(t, "generation-deletion")
+	g := s.g
+	ctx := context.Background()
+	g.Expect(k8s().Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "approvers"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gates"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gateapprovals"}, Verbs: []string{"get", "list", "create"}},
+		}})).To(Succeed())
+	g.Expect(k8s().Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "approvers"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "approvers"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "ana"}},
+	})).To(Succeed())
+	s.gitSecret(s.ns, "git-credentials")
+	files := map[string]string{}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		files["env/"+n+".yaml"] = configMapYAML("env-"+n, "v1")
+	}
+	repo, _ := s.newRepo("generation-deletion", files)
+	s.create(generationDeletionManifests, "__GIT__", repo.HTTPURL())
+	g.Eventually(readyOf(manifestGenerationGVK, s.ns, "env"), timeout).Should(HavePrefix("True|"))
+
+	c2 := repo.Commit(t, "keep a", map[string]string{"env/b.yaml": "", "env/c.yaml": "", "env/d.yaml": ""})
+	g.Eventually(readyOf(manifestGenerationGVK, s.ns, "env"), timeout).Should(And(HavePrefix("False|DeletionPending|revision master@sha1:"+c2+
+		" would delete 3 of the 4 objects applied, more than spec.maxPrune 1 allows (1): the deletion of 3 objects (sha256:")))
+	g.Expect(str(mustObject(g, gateGVK, s.ns, "deletions"), "status", "approval", "pending", "requestedBy")).
+		To(Equal("system:serviceaccount:" + s.ns + ":applier"))
+	g.Expect(exists(configMapGVK, s.ns, "env-d")(g)).To(BeTrue())
+
+	s.kubectlGate("approve", "deletions", "cleaning up", "-n", s.ns, "--as", "ana")
+	g.Eventually(exists(configMapGVK, s.ns, "env-d"), timeout).Should(BeFalse())
+	g.Eventually(readyOf(manifestGenerationGVK, s.ns, "env"), timeout).Should(HavePrefix("True|"))
+	g.Expect(exists(configMapGVK, s.ns, "env-a")(g)).To(BeTrue())
+	set, _, _ := unstructured.NestedMap(mustObject(g, manifestGenerationGVK, s.ns, "env").Object, "status", "pendingDeletion")
+	g.Expect(set).To(BeNil())
+}

@@ -11,6 +11,18 @@ type DeletionApproval struct {
 	Gate string `json:"gate"`
 }
 
+// Reasons of the conditions and events of an object whose deletion waits on a gate.
+const (
+	// DeletionPendingReason: Ready=False while the set waits for the gate's approvals.
+	DeletionPendingReason = "DeletionPending"
+	// DeletionRejectedReason: Ready=False once the approvers rejected the set.
+	DeletionRejectedReason = "DeletionRejected"
+	// DeletionRequestedReason: the event of a set put to the gate.
+	DeletionRequestedReason = "DeletionRequested"
+	// DeletionApprovedReason: the event of a set approved, and deleted.
+	DeletionApprovedReason = "DeletionApproved"
+)
+
 // The states of a DeletionSet.
 const (
 	// DeletionPending: the request waits for its approvals.

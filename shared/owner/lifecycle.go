@@ -284,6 +284,20 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if guard, ok := l.Kind.(BuildGuard[T]); ok && !replayed {
+		inv, err := l.Inventory(ctx, obj)
+		if err != nil && !errors.Is(err, inventory.ErrUnreadable) {
+			return ctrl.Result{}, err
+		}
+		held, err := guard.Guard(ctx, obj, inv, objects, revision)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if held != nil {
+			l.Waiting(ctx, obj, held.Reason, held.Message)
+			return ctrl.Result{RequeueAfter: settings.Interval}, nil
+		}
+	}
 	out.applied, out.metadata = revision, plan.Metadata
 	if !replayed {
 		// The plan's own build, not the last applied objects re-applied behind closed gates.

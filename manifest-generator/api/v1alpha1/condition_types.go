@@ -1,6 +1,10 @@
 package v1alpha1
 
-import "github.com/fluxcd/pkg/apis/meta"
+import (
+	"github.com/fluxcd/pkg/apis/meta"
+
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
+)
 
 // Reasons of the Ready and Reconciling conditions of a ManifestGeneration, as in Flux's
 // kustomize-controller. They are Flux's own (fluxcd/pkg/apis/meta), repeated here so that callers
@@ -29,6 +33,15 @@ const (
 	ProgressingReason = meta.ProgressingReason
 	// ProgressingWithRetryReason: a reconciliation failed and is being retried (Reconciling=True).
 	ProgressingWithRetryReason = meta.ProgressingWithRetryReason
+	// PruneLimitExceededReason: a sync would delete more objects than spec.maxPrune allows;
+	// nothing is applied or pruned.
+	PruneLimitExceededReason = "PruneLimitExceeded"
+	// DeletionPendingReason: a deletion beyond spec.maxPrune waits for the approvals of
+	// spec.deletionApproval's gate; nothing is applied or pruned.
+	DeletionPendingReason = gatesapi.DeletionPendingReason
+	// DeletionRejectedReason: the gate's approvers rejected the deletion; nothing is applied
+	// or pruned until the set changes.
+	DeletionRejectedReason = gatesapi.DeletionRejectedReason
 )
 
 // Reasons of the Ready condition of a ManifestUpdate.

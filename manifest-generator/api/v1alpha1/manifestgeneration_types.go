@@ -5,6 +5,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 	"github.com/sluice-gitops/sluice/shared/history"
@@ -65,6 +66,23 @@ type ManifestGenerationSpec struct {
 	// +kubebuilder:default=true
 	// +optional
 	Prune *bool `json:"prune,omitempty"`
+
+	// MaxPrune is the most objects one sync may delete: a number (`10`) or a percentage of the
+	// inventory (`25%`, rounded down). A sync that would delete more applies and prunes nothing,
+	// with Ready=False and the reason PruneLimitExceeded, or puts the deletion to the gate of
+	// spec.deletionApproval. Unset: the controller's --max-prune (none by default). Deleting the
+	// ManifestGeneration is not limited.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)%?$`
+	// +kubebuilder:validation:XValidation:rule="type(self) != int || self >= 0",message="spec.maxPrune must not be negative"
+	// +optional
+	MaxPrune *intstr.IntOrString `json:"maxPrune,omitempty"`
+
+	// DeletionApproval puts a deletion beyond spec.maxPrune to the approvers of a gate: the
+	// ManifestGeneration opens a request on the gate for the set of objects it would delete, and
+	// deletes exactly that set once approved.
+	// +optional
+	DeletionApproval *gatesapi.DeletionApproval `json:"deletionApproval,omitempty"`
 
 	// AllowEmpty accepts an empty generator output while spec.prune is set, which deletes every
 	// object applied before; without it such an output is refused (BuildFailed).
@@ -185,6 +203,11 @@ type ManifestGenerationStatus struct {
 	// (at most 5), as Flux's Kustomization keeps it.
 	// +optional
 	History history.History `json:"history,omitempty"`
+
+	// PendingDeletion is the set of objects a sync would delete beyond spec.maxPrune, while it
+	// waits on spec.deletionApproval's gate, or after its rejection.
+	// +optional
+	PendingDeletion *gatesapi.DeletionSet `json:"pendingDeletion,omitempty"`
 
 	meta.ReconcileRequestStatus `json:",inline"`
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/jitter"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,7 +58,9 @@ type ManifestGenerationReconciler struct {
 	// RequeueDependency is how soon a generation whose source has no artifact is retried.
 	RequeueDependency time.Duration
 	ApplyConcurrency  int
-	Metrics           *conditiongauge.Gauges
+	// DefaultMaxPrune is --max-prune: spec.maxPrune of the ManifestGenerations that set none.
+	DefaultMaxPrune *intstr.IntOrString
+	Metrics         *conditiongauge.Gauges
 	// Scanner lists the tags of the image repositories of automated workloads; nil turns the
 	// automation off.
 	Scanner *imagescan.Scanner

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/deletionset"
 	"github.com/sluice-gitops/sluice/shared/gates"
 	"github.com/sluice-gitops/sluice/shared/sharding"
 
@@ -23,8 +24,8 @@ import (
 const sourceIndex = "spec.sourceRef"
 
 // SetupWithManager registers the ManifestGeneration controller: a generation is reconciled when
-// its spec changes, on a reconcile request, when its source's artifact revision changes, and
-// when one of its gates opens or closes.
+// its spec changes, on a reconcile request, when its source's artifact revision changes, when
+// one of its gates opens or closes, and when the approval of its deletion gate changes.
 func (r *ManifestGenerationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	if err := gates.SetupIndex(ctx, mgr.GetFieldIndexer(), &generatorv1.ManifestGeneration{}); err != nil {
 		return err
@@ -32,6 +33,14 @@ func (r *ManifestGenerationReconciler) SetupWithManager(ctx context.Context, mgr
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &generatorv1.ManifestGeneration{}, sourceIndex, func(o client.Object) []string {
 		ref := o.(*generatorv1.ManifestGeneration).Spec.SourceRef
 		return []string{ref.Kind + "/" + ref.Name}
+	}); err != nil {
+		return err
+	}
+	if err := deletionset.SetupIndex(ctx, mgr.GetFieldIndexer(), &generatorv1.ManifestGeneration{}, func(o client.Object) string {
+		if a := o.(*generatorv1.ManifestGeneration).Spec.DeletionApproval; a != nil {
+			return a.Gate
+		}
+		return ""
 	}); err != nil {
 		return err
 	}
@@ -44,7 +53,8 @@ func (r *ManifestGenerationReconciler) SetupWithManager(ctx context.Context, mgr
 			builder.WithPredicates(artifact.RevisionChanged()))
 	}
 	kind := sharding.Own[generatorv1.ManifestGeneration, generatorv1.ManifestGenerationList]()
-	return sharding.Complete(gates.Watch(b, mgr.GetClient(), kind.NewList), r.Shards, mgr.GetClient(), kind, r)
+	b = deletionset.Watch(gates.Watch(b, mgr.GetClient(), kind.NewList), mgr.GetClient(), kind.NewList)
+	return sharding.Complete(b, r.Shards, mgr.GetClient(), kind, r)
 }
 
 // generationsOf are the generations whose source is the object.

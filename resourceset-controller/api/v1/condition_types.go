@@ -1,6 +1,10 @@
 package v1
 
-import "github.com/fluxcd/pkg/apis/meta"
+import (
+	"github.com/fluxcd/pkg/apis/meta"
+
+	"github.com/sluice-gitops/sluice/shared/gatesapi"
+)
 
 // Reasons of the Ready and Reconciling conditions, as in the ResourceSet documentation. They are
 // Flux's own (fluxcd/pkg/apis/meta), repeated here so that callers need one import.
@@ -39,15 +43,8 @@ const PruneLimitExceededReason = "PruneLimitExceeded"
 
 // DeletionPendingReason is the reason of Ready=False while a deletion beyond spec.maxPrune waits
 // for the approvals of spec.deletionApproval's gate: nothing is applied or pruned.
-const DeletionPendingReason = "DeletionPending"
+const DeletionPendingReason = gatesapi.DeletionPendingReason
 
 // DeletionRejectedReason is the reason of Ready=False once the gate's approvers rejected the
 // deletion: nothing is applied or pruned until the set changes.
-const DeletionRejectedReason = "DeletionRejected"
-
-// DeletionRequestedReason and DeletionApprovedReason are the events of a deletion set put to a
-// gate, and of one deleted once approved.
-const (
-	DeletionRequestedReason = "DeletionRequested"
-	DeletionApprovedReason  = "DeletionApproved"
-)
+const DeletionRejectedReason = gatesapi.DeletionRejectedReason

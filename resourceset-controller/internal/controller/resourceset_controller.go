@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,6 +48,8 @@ type ResourceSetReconciler struct {
 	// Clients act as the account of each ResourceSet (spec.serviceAccountName,
 	// --default-service-account).
 	Clients *impersonation.Clients
+	// DefaultMaxPrune is --max-prune: spec.maxPrune of the ResourceSets that set none.
+	DefaultMaxPrune *intstr.IntOrString
 	// ControllerName is the field manager of applied objects.
 	ControllerName string
 	// RequeueDependency is how soon unmet dependencies are checked again (--requeue-dependency).
@@ -147,7 +150,7 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
 	}
-	msg, allowed, err := pruneLimit(obj, inventory, objects, revision)
+	msg, allowed, err := pruneLimit(obj, r.DefaultMaxPrune, inventory, objects, revision)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
 	}
@@ -158,9 +161,9 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 		if err != nil {
 			return owner.Plan{}, err
 		}
-		if !verdict.approved {
+		if !verdict.Approved {
 			// The gate's changes wake the ResourceSet up (resourceset_manager.go).
-			r.owners().Waiting(ctx, obj, verdict.reason, verdict.msg)
+			r.owners().Waiting(ctx, obj, verdict.Reason, verdict.Message)
 			return owner.Plan{Done: &ctrl.Result{RequeueAfter: r.Settings(obj).Interval}}, nil
 		}
 		approvedDeletion = true

@@ -55,11 +55,11 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &rsv1.ResourceSet{}, dependsOnObjectIndex, dependsOnKeys); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &rsv1.ResourceSet{}, deletionGateIndex, func(o client.Object) []string {
+	if err := deletionset.SetupIndex(ctx, mgr.GetFieldIndexer(), &rsv1.ResourceSet{}, func(o client.Object) string {
 		if a := o.(*rsv1.ResourceSet).Spec.DeletionApproval; a != nil {
-			return []string{o.GetNamespace() + "/" + a.Gate}
+			return a.Gate
 		}
-		return nil
+		return ""
 	}); err != nil {
 		return err
 	}
@@ -73,36 +73,19 @@ func (r *ResourceSetReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 			builder.WithPredicates(exportedInputsChanged())).
 		Watches(&rsv1.ResourceSet{}, handler.EnqueueRequestsFromMapFunc(r.dependents),
 			builder.WithPredicates(readinessChanged())).
-		Watches(gates.NewGate(), handler.EnqueueRequestsFromMapFunc(r.awaitingDeletion),
-			builder.WithPredicates(deletionset.ApprovalChanged())).
 		WithOptions(opts)
 	b, err := r.watchChecksumRefs(ctx, mgr, b)
 	if err != nil {
 		return err
 	}
 	kind := sharding.Own[rsv1.ResourceSet, rsv1.ResourceSetList]()
-	c, err := sharding.Build(gates.Watch(b, mgr.GetClient(), kind.NewList), r.Shards, mgr.GetClient(), kind, r)
+	b = deletionset.Watch(gates.Watch(b, mgr.GetClient(), kind.NewList), mgr.GetClient(), kind.NewList)
+	c, err := sharding.Build(b, r.Shards, mgr.GetClient(), kind, r)
 	if err != nil {
 		return err
 	}
 	r.dependencyWatches = &dependencyWatches{ctrl: c, cache: mgr.GetCache(), mapper: mgr.GetRESTMapper(), list: r.dependentsByKey}
 	return nil
-}
-
-// deletionGateIndex indexes ResourceSets by the gate of their spec.deletionApproval.
-const deletionGateIndex = "spec.deletionApproval.gate"
-
-// awaitingDeletion are the ResourceSets whose deletions the gate's approvers decide.
-func (r *ResourceSetReconciler) awaitingDeletion(ctx context.Context, gate client.Object) []reconcile.Request {
-	list := &rsv1.ResourceSetList{}
-	if err := r.List(ctx, list, client.MatchingFields{deletionGateIndex: gate.GetNamespace() + "/" + gate.GetName()}); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, rs := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rs)})
-	}
-	return reqs
 }
 
 // dependentsByKey are the ResourceSets that depend on the object of a dependsOnObjectIndex key.

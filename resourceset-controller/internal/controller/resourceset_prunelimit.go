@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/fluxcd/cli-utils/pkg/object"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,6 +13,7 @@ import (
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/owner"
 )
 
 // pruneLimit says why the build of revision must not be applied (empty when it may): it would
@@ -26,12 +26,18 @@ import (
 // prune through.
 //
 // inventory is the whole inventory (read from its ConfigMaps when it outgrew the status).
-func pruneLimit(obj *rsv1.ResourceSet, inventory []apply.Entry, objects []*unstructured.Unstructured, revision string) (msg string, allowed bool, err error) {
-	if obj.Spec.MaxPrune == nil || len(inventory) == 0 {
+// defaultLimit is --max-prune, for a ResourceSet without spec.maxPrune.
+func pruneLimit(obj *rsv1.ResourceSet, defaultLimit *intstr.IntOrString, inventory []apply.Entry, objects []*unstructured.Unstructured,
+	revision string) (msg string, allowed bool, err error) {
+	maxPrune, source := obj.Spec.MaxPrune, "spec.maxPrune"
+	if maxPrune == nil {
+		maxPrune, source = defaultLimit, "the controller's --max-prune"
+	}
+	if maxPrune == nil || len(inventory) == 0 {
 		return "", false, nil
 	}
 	total := len(inventory)
-	limit, err := intstr.GetScaledValueFromIntOrPercent(obj.Spec.MaxPrune, total, false)
+	limit, err := intstr.GetScaledValueFromIntOrPercent(maxPrune, total, false)
 	if err != nil {
 		return "", false, fmt.Errorf("spec.maxPrune: %w", err)
 	}
@@ -42,9 +48,9 @@ func pruneLimit(obj *rsv1.ResourceSet, inventory []apply.Entry, objects []*unstr
 	if obj.GetAnnotations()[rsv1.AllowPruneAnnotation] == revision {
 		return "", true, nil
 	}
-	return fmt.Sprintf("revision %s would delete %d of the %d objects applied, more than spec.maxPrune %s allows (%d): "+
+	return fmt.Sprintf("revision %s would delete %d of the %d objects applied, more than %s %s allows (%d): "+
 		"nothing is applied or pruned; raise spec.maxPrune, or annotate the ResourceSet with %s=%s to let this one prune through",
-		revision, deleted, total, obj.Spec.MaxPrune.String(), limit, rsv1.AllowPruneAnnotation, revision), false, nil
+		revision, deleted, total, source, maxPrune.String(), limit, rsv1.AllowPruneAnnotation, revision), false, nil
 }
 
 // useAllowPrune removes the allow-prune annotation once the prune it let through is done.
@@ -57,21 +63,6 @@ func (r *ResourceSetReconciler) useAllowPrune(ctx context.Context, obj *rsv1.Res
 }
 
 // deletedOf is the entries of the inventory the objects do not keep: what applying them deletes.
-// A rendered object without a namespace lands in the ResourceSet's (or is cluster-scoped).
 func deletedOf(obj *rsv1.ResourceSet, inventory []apply.Entry, objects []*unstructured.Unstructured) []string {
-	keep := make(map[string]bool, 2*len(objects))
-	for _, o := range objects {
-		gk := o.GroupVersionKind().GroupKind()
-		keep[object.ObjMetadata{GroupKind: gk, Namespace: o.GetNamespace(), Name: o.GetName()}.String()] = true
-		if o.GetNamespace() == "" {
-			keep[object.ObjMetadata{GroupKind: gk, Namespace: obj.Namespace, Name: o.GetName()}.String()] = true
-		}
-	}
-	var deleted []string
-	for _, e := range inventory {
-		if !keep[e.ID] {
-			deleted = append(deleted, e.ID)
-		}
-	}
-	return deleted
+	return owner.Deleted(obj.Namespace, inventory, objects)
 }

@@ -1,0 +1,64 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/shared/apply"
+	"github.com/sluice-gitops/sluice/shared/deletionset"
+	"github.com/sluice-gitops/sluice/shared/owner"
+)
+
+// +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates,verbs=patch
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=selfsubjectreviews,verbs=create
+
+// Guard (owner.BuildGuard) holds a sync that would delete more of the inventory than
+// spec.maxPrune (else --max-prune) allows: one mistaken commit (a path emptied, a generator that
+// prints nothing) then costs a condition rather than the environment. With
+// spec.deletionApproval, the set is put to the gate's approvers, and deleted once they approve it.
+func (r *ManifestGenerationReconciler) Guard(ctx context.Context, obj *generatorv1.ManifestGeneration, inventory []apply.Entry,
+	objects []*unstructured.Unstructured, revision string) (*owner.Held, error) {
+	limit := obj.Spec.MaxPrune
+	if limit == nil {
+		limit = r.DefaultMaxPrune
+	}
+	if limit == nil || !obj.GetPrune() || len(inventory) == 0 {
+		obj.Status.PendingDeletion = nil
+		return nil, nil
+	}
+	allowed, err := intstr.GetScaledValueFromIntOrPercent(limit, len(inventory), false)
+	if err != nil {
+		return &owner.Held{Reason: generatorv1.BuildFailedReason, Message: "spec.maxPrune: " + err.Error()}, nil
+	}
+	deleted := owner.Deleted(obj.Namespace, inventory, objects)
+	if len(deleted) <= allowed {
+		obj.Status.PendingDeletion = nil
+		return nil, nil
+	}
+	msg := fmt.Sprintf("revision %s would delete %d of the %d objects applied, more than spec.maxPrune %s allows (%d): "+
+		"nothing is applied or pruned; raise spec.maxPrune, or set spec.deletionApproval to put the deletion to a gate's approvers",
+		revision, len(deleted), len(inventory), limit.String(), allowed)
+	if obj.Spec.DeletionApproval == nil {
+		return &owner.Held{Reason: generatorv1.PruneLimitExceededReason, Message: msg}, nil
+	}
+	approval := &deletionset.Approval{Reader: r.Client, EventRecorder: r.EventRecorder,
+		Requester: func(ctx context.Context) (client.Client, error) {
+			cl, err := r.owners().ClientFor(ctx, obj)
+			return cl.Client, err
+		}}
+	obj.SetGroupVersionKind(generatorv1.GroupVersion.WithKind(generatorv1.ManifestGenerationKind))
+	d, err := approval.Decide(ctx, obj, obj.Spec.DeletionApproval.Gate, deleted, msg)
+	if err != nil {
+		return nil, err
+	}
+	obj.Status.PendingDeletion = d.Set
+	if d.Approved {
+		return nil, nil
+	}
+	return &owner.Held{Reason: d.Reason, Message: d.Message}, nil
+}
