@@ -215,7 +215,7 @@ func TestScenarioGenerationDeletionHeldForApproval(t *testing.T) {
 	g.Eventually(readyOf(manifestGenerationGVK, s.ns, "env"), timeout).Should(HavePrefix("True|"))
 
 	c2 := repo.Commit(t, "keep a", map[string]string{"env/b.yaml": "", "env/c.yaml": "", "env/d.yaml": ""})
-	g.Eventually(readyOf(manifestGenerationGVK, s.ns, "env"), timeout).Should(And(HavePrefix("False|DeletionPending|revision master@sha1:"+c2+
+	g.Eventually(readyOf(manifestGenerationGVK, s.ns, "env"), timeout).Should(And(HavePrefix("False|DeletionPending|revision master@sha1:" + c2 +
 		" would delete 3 of the 4 objects applied, more than spec.maxPrune 1 allows (1): the deletion of 3 objects (sha256:")))
 	g.Expect(str(mustObject(g, gateGVK, s.ns, "deletions"), "status", "approval", "pending", "requestedBy")).
 		To(Equal("system:serviceaccount:" + s.ns + ":applier"))
