@@ -137,6 +137,9 @@ func (d *dashboard) accessReview(ctx context.Context, review *authorizationv1.Se
 // respondRequest is the body of POST /api/gates/{namespace}/{name}/{decision}.
 type respondRequest struct {
 	Reason string `json:"reason"`
+	// Revision is the revision of the request the page showed: the response is for it, so that
+	// a request replaced since the page was drawn is not approved unseen.
+	Revision string `json:"revision"`
 }
 
 // handleRespond creates a GateApproval as the user running the page. The request must come
@@ -175,7 +178,7 @@ func (d *dashboard) handleRespond(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the gate has no spec.approval", http.StatusConflict)
 		return
 	}
-	ga, err := respond(r.Context(), d.client, d.config, gate, decision, strings.TrimSpace(body.Reason), "")
+	ga, err := respond(r.Context(), d.client, d.config, gate, decision, strings.TrimSpace(body.Reason), body.Revision)
 	if err != nil {
 		writeAPIError(w, err)
 		return

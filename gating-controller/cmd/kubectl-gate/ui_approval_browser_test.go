@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
@@ -69,7 +70,7 @@ func TestUIApprovesAsTheUserRunningIt(t *testing.T) {
 	list := &gatingv1alpha1.GateApprovalList{}
 	g.Expect(env.Client.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
 	g.Expect(list.Items).To(HaveExactElements(HaveField("Spec", gatingv1alpha1.GateApprovalResponseSpec{
-		Gate: "release", Decision: "approve", Reason: "Tested on staging",
+		Gate: "release", Decision: "approve", Reason: "Tested on staging", Revision: "main@sha1:4f2c9e1",
 		User: "ana", Groups: []string{"system:masters", "system:authenticated"}})))
 
 	// A viewer: may read gates, may not respond.
@@ -103,4 +104,62 @@ func TestUIApprovesAsTheUserRunningIt(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(refusal).To(Equal(`403 gateapprovals.gating.toolkit.fluxcd.io is forbidden: User "` + viewer +
 		`" cannot create resource "gateapprovals" in API group "gating.toolkit.fluxcd.io" in the namespace "` + ns + `"`))
+}
+
+// The page shows a gate's promotion chain (the revision it is opened for, what was promoted,
+// what soaks and until when) and a deletion set waiting on its approvers, which an approver
+// approves from the page: the GateApproval is for the set's digest.
+func TestUIShowsPromotionAndApprovesADeletion(t *testing.T) {
+	g := NewWithT(t)
+	ctx := browser(t)
+	ns := env.Namespace(t)
+	installApprovalPolicy(t)
+	digest := "sha256:b413305212baf25ef91f8b31c29b585ce8189d4d16f3bbd401a98989231805d2"
+	gate := createGate(t, ns, "production", gatingv1alpha1.GateSpec{Default: gatingv1alpha1.GateClosed,
+		Promotion: &gatingv1alpha1.GatePromotion{From: []gatingv1alpha1.GateObjectReference{
+			{APIVersion: "generator.toolkit.fluxcd.io/v1alpha1", Kind: "ManifestGeneration", Name: "staging", Namespace: "staging"}}},
+		Approval: &gatingv1alpha1.GateApprovalSpec{Rules: []gatingv1alpha1.GateApprovalRule{
+			{Name: "sre", Minimum: 1, Approvers: gatingv1alpha1.GateApprovers{Users: []string{"ana"}}}}},
+	})
+	status := pendingApproval()
+	status.Approval.Pending = &gatingv1alpha1.GatePendingRequest{RequestedBy: "system:serviceaccount:" + ns + ":applier",
+		RequestedAt: *at("2026-12-20T10:00:00Z"), Reason: "ResourceSet " + ns + "/fleet would delete 2 objects", Revision: digest}
+	status.OpenedForRevision = "main@sha1:r1"
+	status.Promotion = &gatingv1alpha1.GatePromotionStatus{Revision: "main@sha1:r1", PromotedAt: at("2026-12-20T09:00:00Z"),
+		Candidate: "main@sha1:r2", SoakingSince: at("2026-12-20T09:30:00Z"), OpensAt: at("2026-12-20T10:00:00Z"),
+		Message: "revision 'main@sha1:r2' soaking since 2026-12-20T09:30:00Z in ManifestGeneration staging/staging"}
+	setStatus(t, gate, status)
+	rset := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "fluxcd.controlplane.io/v1", "kind": "ResourceSet",
+		"metadata": map[string]any{"namespace": ns, "name": "fleet"},
+		"spec":     map[string]any{"resources": []any{}},
+	}}
+	g.Expect(env.Client.Create(context.Background(), rset)).To(Succeed())
+	rset.Object["status"] = map[string]any{"pendingDeletion": map[string]any{"digest": digest, "count": int64(2), "gate": "production",
+		"state": "Pending", "objects": []any{ns + "_cluster-2__ConfigMap", ns + "_cluster-3__ConfigMap"},
+		"message": "the deletion of 2 objects waits for approval on gate 'production'"}}
+	g.Expect(env.Client.Status().Update(context.Background(), rset)).To(Succeed())
+
+	url := startUI(t, "-n", ns, "--as", "ana", "--as-group", "system:masters")
+	g.Expect(chromedp.Do(ctx, chromedp.Navigate(url))).To(Succeed())
+	card := func() (string, error) { return cardText(ctx, ns, "production") }
+	g.Eventually(card).WithTimeout(30 * time.Second).Should(And(
+		ContainSubstring("Promotion\nOpened for revision\nmain@sha1:r1\nFrom\nManifestGeneration staging/staging\nPromoted\nmain@sha1:r1 at 2026-12-20T09:00:00Z\n"+
+			"Candidate\nmain@sha1:r2, soaking since 2026-12-20T09:30:00Z, promoted at 2026-12-20T10:00:00Z\n"+
+			"Waits for\nrevision 'main@sha1:r2' soaking since 2026-12-20T09:30:00Z in ManifestGeneration staging/staging"),
+		ContainSubstring("Deletions awaiting approval\nObject\nResourceSet "+ns+"/fleet\nState\nPending\nDeletes\n2 objects\nDigest\n"+digest),
+		ContainSubstring(ns+"_cluster-2__ConfigMap\n"+ns+"_cluster-3__ConfigMap"),
+		ContainSubstring("Approve deletion"),
+	))
+	saveScreenshot(t, ctx)
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
+		document.querySelector('article[data-gate="%s/production"] section.deletions button.approve').click();
+		return true;
+	})()`, ns)))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(card).WithTimeout(30 * time.Second).Should(MatchRegexp(`Approved as ana \(GateApproval production-[a-z0-9]+\)\.`))
+	list := &gatingv1alpha1.GateApprovalList{}
+	g.Expect(env.Client.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+	g.Expect(list.Items).To(HaveExactElements(HaveField("Spec", And(HaveField("Decision", gatingv1alpha1.DecisionApprove),
+		HaveField("Revision", digest), HaveField("User", "ana")))))
 }

@@ -55,6 +55,10 @@ type uiGate struct {
 	Waiting      []waitingObject `json:"waiting"`
 	// Approval is set on gates with spec.approval.
 	Approval *uiApproval `json:"approval,omitempty"`
+	// Promotion is the gate's promotion chain and checks; nil when it has none.
+	Promotion *uiPromotion `json:"promotion,omitempty"`
+	// Deletions are the deletion sets that wait on the gate's approvers.
+	Deletions []uiDeletion `json:"deletions"`
 }
 
 type uiKeeper struct {
@@ -98,6 +102,10 @@ func (d *dashboard) state(ctx context.Context) (*uiState, error) {
 		key := types.NamespacedName{Namespace: gate.Namespace, Name: gate.Name}
 		ui := newUIGate(gate, keepers[key], waiting.byGate[key], now, readCalendar(ctx, d.client))
 		ui.Approval = approvalOf(gate, canRespond)
+		ui.Promotion = promotionOf(gate)
+		if ui.Deletions = waiting.deletions[key]; ui.Deletions == nil {
+			ui.Deletions = []uiDeletion{}
+		}
 		st.Gates = append(st.Gates, ui)
 	}
 	return st, nil

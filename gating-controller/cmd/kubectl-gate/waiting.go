@@ -65,6 +65,8 @@ type waitingList struct {
 	skipped []skippedKind
 	// narrowed are the kinds listed in the fallback namespace only.
 	narrowed []string
+	// deletions are the deletion sets waiting on each gate's approvers.
+	deletions map[types.NamespacedName][]uiDeletion
 }
 
 // listWaiting lists the objects of the gated kinds in namespace (all namespaces when empty) by the
@@ -72,7 +74,7 @@ type waitingList struct {
 // listed in that namespace only, and named in narrowed: objects of other namespaces can name a
 // gate as `namespace/name`, but the user's RBAC may end at their own namespace.
 func listWaiting(ctx context.Context, dyn dynamic.Interface, namespace, fallback string) waitingList {
-	found := waitingList{byGate: map[types.NamespacedName][]waitingObject{}}
+	found := waitingList{byGate: map[types.NamespacedName][]waitingObject{}, deletions: map[types.NamespacedName][]uiDeletion{}}
 	for _, k := range gatedKinds {
 		list, err := dyn.Resource(k.gvr).Namespace(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil && fallback != "" && namespace == "" && apierrors.IsForbidden(err) {
@@ -88,6 +90,9 @@ func listWaiting(ctx context.Context, dyn dynamic.Interface, namespace, fallback
 		}
 		for i := range list.Items {
 			obj := &list.Items[i]
+			if key, d, ok := deletionOf(k.kind, obj); ok {
+				found.deletions[key] = append(found.deletions[key], d)
+			}
 			refs, w := gatesOf(k, obj)
 			// An object naming one gate twice ("gate" and "<its namespace>/gate") waits on it once.
 			seen := map[types.NamespacedName]bool{}

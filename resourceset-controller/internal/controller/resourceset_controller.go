@@ -116,7 +116,7 @@ func (r *ResourceSetReconciler) Settings(obj *rsv1.ResourceSet) owner.Settings {
 // is the digest of what was rendered.
 func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet) (owner.Plan, error) {
 	wait := &ctrl.Result{RequeueAfter: r.RequeueDependency}
-	groups, waiting, err := r.collectInputs(ctx, obj)
+	groups, waiting, guarded, err := r.collectInputs(ctx, obj)
 	if err != nil || waiting {
 		return owner.Plan{Done: wait}, err
 	}
@@ -153,6 +153,11 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	msg, allowed, err := pruneLimit(obj, r.DefaultMaxPrune, inventory, objects, revision)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
+	}
+	if guarded != "" && msg == "" && !allowed && len(deletedOf(obj, inventory, objects)) > 0 {
+		// minInputs tripped, and the inputs left would delete objects: their set goes to the
+		// gate of spec.deletionApproval, as a deletion beyond spec.maxPrune does.
+		msg = guarded
 	}
 	approvedDeletion := false
 	switch {

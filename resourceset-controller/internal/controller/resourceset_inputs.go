@@ -19,21 +19,24 @@ import (
 // exported inputs, makes the ResourceSet wait with what it applied before; a provider that fails
 // keeps its last exported inputs, which are used. So an erroring provider never prunes, while a
 // healthy provider that exports nothing is an answer and prunes what its inputs generated.
-func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.ResourceSet) ([]inputs.Group, bool, error) {
+//
+// guarded is why minInputs trips, when spec.deletionApproval puts what the inputs would delete
+// to a gate's approvers rather than stopping: the inputs are returned, and the plan asks.
+func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.ResourceSet) (groups []inputs.Group, waiting bool, guarded string, err error) {
 	providers, perRef, waitMsg, err := r.providersOf(ctx, obj)
 	if err != nil {
-		return nil, false, err
+		return nil, false, "", err
 	}
 	var data []inputs.Group
 	if waitMsg == "" {
 		data, waitMsg, err = r.dataInputsOf(ctx, obj, perRef)
 		if err != nil {
-			return nil, false, err
+			return nil, false, "", err
 		}
 	}
 	if waitMsg != "" {
 		r.owners().Waiting(ctx, obj, rsv1.DependencyNotReadyReason, waitMsg)
-		return nil, true, nil
+		return nil, true, "", nil
 	}
 	counts := map[string]int{}
 	for _, p := range providers {
@@ -42,15 +45,15 @@ func (r *ResourceSetReconciler) collectInputs(ctx context.Context, obj *rsv1.Res
 	for _, g := range data {
 		counts[sourceKey(g.Kind, g.Name)] = len(g.Inputs)
 	}
-	if msg := guardInputs(obj, counts, perRef); msg != "" {
-		r.owners().Waiting(ctx, obj, rsv1.InputsGuardedReason, msg)
-		return nil, true, nil
+	if guarded = guardInputs(obj, counts, perRef); guarded != "" && obj.Spec.DeletionApproval == nil {
+		r.owners().Waiting(ctx, obj, rsv1.InputsGuardedReason, guarded)
+		return nil, true, "", nil
 	}
-	groups, err := inputs.FromProviders(providers)
+	groups, err = inputs.FromProviders(providers)
 	if err != nil {
-		return nil, false, r.owners().Failed(obj, rsv1.BuildFailedReason, err)
+		return nil, false, "", r.owners().Failed(obj, rsv1.BuildFailedReason, err)
 	}
-	return append(groups, data...), false, nil
+	return append(groups, data...), false, guarded, nil
 }
 
 // sourceKey names a source of inputs in perRef and in the counts: "<kind>/<name>".

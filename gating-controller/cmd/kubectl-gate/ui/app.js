@@ -96,12 +96,12 @@ const reasons = {};
 const answers = {};
 
 // respond creates a GateApproval as the user running the page (POST to the page's own server).
-async function respond(id, decision) {
+async function respond(id, decision, revision) {
   try {
     const res = await fetch(`api/gates/${id}/${decision}`, {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-Sluice-Dashboard": "1" },
-      body: JSON.stringify({ reason: reasons[id] || "" }),
+      body: JSON.stringify({ reason: reasons[id] || "", revision: revision || "" }),
     });
     const text = (await res.text()).trim();
     if (!res.ok) {
@@ -153,9 +153,9 @@ function approval(gate, id) {
     input.value = reasons[id] || "";
     input.addEventListener("input", () => { reasons[id] = input.value; });
     const approve = el("button", "approve", "Approve");
-    approve.addEventListener("click", () => respond(id, "approve"));
+    approve.addEventListener("click", () => respond(id, "approve", a.revision));
     const reject = el("button", "reject", "Reject");
-    reject.addEventListener("click", () => respond(id, "reject"));
+    reject.addEventListener("click", () => respond(id, "reject", a.revision));
     part.appendChild(el("div", "respond", null, input, approve, reject));
   }
   const answer = el("p", answers[id] && answers[id].error ? "answer warning" : "answer", answers[id] ? answers[id].text : "");
@@ -163,9 +163,65 @@ function approval(gate, id) {
   return part;
 }
 
+// promotion draws the gate's chain: what it is opened for, what was promoted, what soaks and
+// until when, what the promotion waits for, and the checks.
+function promotion(gate) {
+  const p = gate.promotion;
+  const part = el("section", "promotion", null, el("h3", "", p.promotion ? "Promotion" : "Checks"));
+  const dl = el("dl", "");
+  const add = (label, value, className) => {
+    dl.appendChild(el("dt", "", label));
+    dl.appendChild(el("dd", className || "", value));
+  };
+  if (p.openedForRevision) add("Opened for revision", p.openedForRevision);
+  if (p.promotion) {
+    add("From", p.from.join(", "));
+    add("Promoted", p.promoted ? `${p.promoted} at ${p.promotedAt}` : "-");
+    add("Candidate", p.candidate ? p.candidate + (p.soakingSince ? `, soaking since ${p.soakingSince}, promoted at ${p.opensAt}` : "") : "-");
+    add("Waits for", p.message || "-", "pending");
+  }
+  if (p.checks) add("Checks", p.checks, p.checksFail ? "warning" : "");
+  part.appendChild(dl);
+  return part;
+}
+
+// deletions draws the deletion sets that wait on the gate's approvers, with the buttons of the
+// gate's pending request when it is the set's.
+function deletions(gate, id) {
+  const part = el("section", "deletions", null, el("h3", "", "Deletions awaiting approval"));
+  for (const d of gate.deletions) {
+    const dl = el("dl", "");
+    const add = (label, value, className) => {
+      dl.appendChild(el("dt", "", label));
+      dl.appendChild(el("dd", className || "", value));
+    };
+    add("Object", `${d.kind} ${d.namespace}/${d.name}`);
+    add("State", d.state, d.state === "Rejected" ? "warning" : "pending");
+    add("Deletes", `${d.count} object${d.count === 1 ? "" : "s"}`);
+    add("Digest", d.digest);
+    add("Message", d.message);
+    part.appendChild(dl);
+    const ul = el("ul", "objects");
+    for (const o of d.objects) ul.appendChild(el("li", "", o));
+    if (d.count > d.objects.length) ul.appendChild(el("li", "", `and ${d.count - d.objects.length} more`));
+    part.appendChild(ul);
+    const a = gate.approval;
+    if (a && a.state === "Pending" && a.revision === d.digest && a.canRespond) {
+      const approve = el("button", "approve", "Approve deletion");
+      approve.addEventListener("click", () => respond(id, "approve", d.digest));
+      const reject = el("button", "reject", "Reject deletion");
+      reject.addEventListener("click", () => respond(id, "reject", d.digest));
+      part.appendChild(el("div", "respond", null, approve, reject));
+    }
+  }
+  return part;
+}
+
 function gateCard(gate, days) {
   const id = `${gate.namespace}/${gate.name}`;
   const parts = [details(gate)];
+  if (gate.promotion) parts.push(promotion(gate));
+  if (gate.deletions && gate.deletions.length > 0) parts.push(deletions(gate, id));
   if (gate.approval) parts.push(approval(gate, id));
   parts.push(timeline(gate, days), waiting(gate), history(gate));
   const card = el("article", "gate", null,
