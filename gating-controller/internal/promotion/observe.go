@@ -23,10 +23,12 @@ type Observed struct {
 
 // Observe reads an object's applied revision and since when it is Ready with it:
 //   - the revision is status.lastAppliedRevision (ManifestGeneration, ResourceSet, Flux's
-//     Kustomization) or status.artifact.revision (the sources);
+//     Kustomization), status.artifact.revision (the sources), or the chart version of a Flux
+//     HelmRelease's newest release (status.history[0].chartVersion);
 //   - it was applied at the firstReconciled of the newest status.history snapshot when that
 //     snapshot is the revision's and succeeded (ManifestGeneration, ResourceSet, Kustomization),
-//     else at status.artifact.lastUpdateTime (the sources);
+//     at the firstDeployed of a HelmRelease's newest release when it is deployed, else at
+//     status.artifact.lastUpdateTime (the sources);
 //   - Ready must be True and observe the object's generation.
 func Observe(obj *unstructured.Unstructured) Observed {
 	o := Observed{Name: fmt.Sprintf("%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())}
@@ -34,6 +36,10 @@ func Observe(obj *unstructured.Unstructured) Observed {
 	artifactRev, _, _ := unstructured.NestedString(obj.Object, "status", "artifact", "revision")
 	if o.Revision == "" {
 		o.Revision = artifactRev
+	}
+	release, isRelease := helmRelease(obj)
+	if o.Revision == "" && isRelease {
+		o.Revision, _ = release["chartVersion"].(string)
 	}
 	if o.Revision == "" {
 		o.NotReady = "it has applied no revision yet"
@@ -45,6 +51,9 @@ func Observe(obj *unstructured.Unstructured) Observed {
 		return o
 	}
 	applied, ok := appliedAt(obj, o.Revision, artifactRev)
+	if isRelease {
+		applied, ok = deployedAt(release, o.Revision)
+	}
 	if !ok {
 		o.NotReady = fmt.Sprintf("its status does not say since when it applied '%s'", o.Revision)
 		return o
@@ -114,4 +123,26 @@ func appliedAt(obj *unstructured.Unstructured, revision, artifactRev string) (ti
 		return t, err == nil
 	}
 	return time.Time{}, false
+}
+
+// helmRelease is the newest release of a Flux HelmRelease (status.history[0], which has a
+// chartVersion where Kustomizations' snapshots have none).
+func helmRelease(obj *unstructured.Unstructured) (map[string]any, bool) {
+	hist, ok, _ := unstructured.NestedSlice(obj.Object, "status", "history")
+	if !ok || len(hist) == 0 {
+		return nil, false
+	}
+	newest, _ := hist[0].(map[string]any)
+	_, isRelease := newest["chartVersion"]
+	return newest, isRelease
+}
+
+// deployedAt is when the release of that chart version was first deployed, if it is deployed.
+func deployedAt(release map[string]any, version string) (time.Time, bool) {
+	if release["chartVersion"] != version || release["status"] != "deployed" {
+		return time.Time{}, false
+	}
+	raw, _ := release["firstDeployed"].(string)
+	t, err := time.Parse(time.RFC3339, raw)
+	return t, err == nil
 }

@@ -46,6 +46,21 @@ func TestObserve(t *testing.T) {
 		"conditions": ready("True", t0)}))
 	g.Expect(o).To(And(HaveField("Revision", "main@sha1:b"), HaveField("Since", parse(t1)), HaveField("NotReady", "")))
 
+	// A Flux Kustomization: its snapshots are by digest of the objects, the revision in metadata.
+	o = Observe(object(1, map[string]any{"lastAppliedRevision": "main@sha1:k", "conditions": ready("True", t0),
+		"history": []any{map[string]any{"digest": "sha256:objects", "lastReconciledStatus": "ReconciliationSucceeded",
+			"firstReconciled": t1, "metadata": map[string]any{"revision": "main@sha1:k"}}}}))
+	g.Expect(o).To(And(HaveField("Revision", "main@sha1:k"), HaveField("Since", parse(t1)), HaveField("NotReady", "")))
+
+	// A Flux HelmRelease: its newest release, deployed.
+	release := func(status string) map[string]any {
+		return map[string]any{"conditions": ready("True", t0), "history": []any{map[string]any{
+			"chartName": "podinfo", "chartVersion": "6.5.0", "status": status, "firstDeployed": t1}}}
+	}
+	o = Observe(object(1, release("deployed")))
+	g.Expect(o).To(And(HaveField("Revision", "6.5.0"), HaveField("Since", parse(t1)), HaveField("NotReady", "")))
+	g.Expect(Observe(object(1, release("failed"))).NotReady).To(Equal("its status does not say since when it applied '6.5.0'"))
+
 	for why, status := range map[string]map[string]any{
 		"it has applied no revision yet": {"conditions": ready("True", t0)},
 		"it is not Ready: m":             {"lastAppliedRevision": "r", "conditions": ready("False", t0)},
