@@ -223,8 +223,11 @@ func TestRBACControllerRolesWriteOnlyTheirOwnKinds(t *testing.T) {
 		// condition (gating-controller/docs/flux-syncs.md).
 		// Flux's Receivers, which it serves too (their status), and the reconcile requests
 		// (reconcile.fluxcd.io/requestedAt) a Receiver writes on the kinds it may name
-		// (gating-controller/docs/flux-receiver.md).
+		// (gating-controller/docs/flux-receiver.md). It impersonates a gate's
+		// spec.serviceAccountName to read the objects of its promotion and checks
+		// (gating-controller/docs/gate.md, "Whose permissions").
 		{"gating-controller", controller("gating-controller"), ownGroups["gating-controller"], []string{
+			"impersonate core/serviceaccounts",
 			"patch kustomize.toolkit.fluxcd.io/kustomizations", "patch kustomize.toolkit.fluxcd.io/kustomizations/status",
 			"patch helm.toolkit.fluxcd.io/helmreleases", "patch helm.toolkit.fluxcd.io/helmreleases/status",
 			"patch image.toolkit.fluxcd.io/imageupdateautomations", "patch image.toolkit.fluxcd.io/imageupdateautomations/status",

@@ -67,8 +67,11 @@ type Request struct {
 	Objects   []*unstructured.Unstructured
 	Inventory []Entry // what the owner applied before
 	// Force recreates every object with an immutable change (not only those annotated).
-	Force   bool
-	Prune   bool
+	Force bool
+	Prune bool
+	// Partial: the objects are part of what the owner generates (inputs failed to render); the
+	// new inventory keeps every entry of the old one, and nothing is pruned.
+	Partial bool
 	Wait    bool
 	Timeout time.Duration
 	// Step names the part of the owner's objects this apply holds, when the owner applies them
@@ -143,8 +146,11 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 	cs.Append(unchanged)
 	res.Inventory = Entries(cs)
 	res.Changes = changes(cs)
+	if req.Partial {
+		res.Inventory = Merge(req.Inventory, res.Inventory)
+	}
 
-	if req.Prune {
+	if req.Prune && !req.Partial {
 		stale, err := Stale(req.Inventory, res.Inventory)
 		if err != nil {
 			return res, failed(ErrPrune, err)

@@ -79,6 +79,9 @@ type Settings struct {
 	Wait bool
 	// Force recreates every object with an immutable change.
 	Force bool
+
+	// partial is the plan's Partial, for apply.
+	partial bool
 }
 
 // Plan is what a kind's own steps decided.
@@ -98,6 +101,9 @@ type Plan struct {
 	// Steps, when there are several, split the built objects (in order) into steps applied one
 	// after another (applySteps).
 	Steps []Step
+	// Partial: the objects are part of what the owner generates (some inputs failed): they are
+	// applied, the inventory keeps what it had, and nothing is pruned.
+	Partial bool
 }
 
 // Historian is implemented by kinds that keep a history of their reconciliations
@@ -309,6 +315,7 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 			settings.Timeout = final
 		}
 	}
+	settings.partial = plan.Partial && !replayed
 	if err := l.apply(ctx, obj, fields, settings, objects, revision, start); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -329,7 +336,7 @@ func (l *Lifecycle[T]) apply(ctx context.Context, obj T, fields Fields, settings
 	}
 	res, err := l.applier(cl).Apply(ctx, apply.Request{
 		Owner: client.ObjectKeyFromObject(obj), Revision: revision, Objects: objects,
-		Inventory: fields.Inventory(), Prune: settings.Prune, Wait: settings.Wait, Timeout: settings.Timeout, Force: settings.Force,
+		Inventory: fields.Inventory(), Prune: settings.Prune, Partial: settings.partial, Wait: settings.Wait, Timeout: settings.Timeout, Force: settings.Force,
 	})
 	if res != nil && res.Inventory != nil {
 		fields.SetInventory(res.Inventory)

@@ -14,8 +14,9 @@ import (
 	"github.com/sluice-gitops/sluice/shared/owner"
 )
 
-// +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates,verbs=patch
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=selfsubjectreviews,verbs=create
+// The deletion request on the gate (a patch, and the SelfSubjectReview that says in whose name
+// it is made) is made as the object's account, whose RBAC decides; the controller's own
+// identity, for objects of its namespace without an account, may do everything already.
 
 // Guard (owner.BuildGuard) holds a sync that would delete more of the inventory than
 // spec.maxPrune (else --max-prune) allows: one mistaken commit (a path emptied, a generator that

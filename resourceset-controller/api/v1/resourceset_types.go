@@ -26,6 +26,7 @@ const (
 
 // ResourceSetSpec is the set of templated resources and the inputs they are rendered with.
 // +kubebuilder:validation:XValidation:rule="!has(self.steps) || size(self.steps) == 0 || ((!has(self.resources) || size(self.resources) == 0) && (!has(self.resourcesTemplate) || size(self.resourcesTemplate) == 0))",message="spec.steps is mutually exclusive with spec.resources and spec.resourcesTemplate: move them into a step"
+// +kubebuilder:validation:XValidation:rule="!has(self.isolateInputFailures) || !self.isolateInputFailures || !has(self.steps) || size(self.steps) == 0",message="spec.isolateInputFailures does not apply to spec.steps: a step whose input fails stops the steps after it"
 type ResourceSetSpec struct {
 	// CommonMetadata is set on every generated object, overriding the same keys of its templates.
 	// +optional
@@ -105,6 +106,13 @@ type ResourceSetSpec struct {
 	// the ResourceSet until the limit is raised. A Sluice addition.
 	// +optional
 	DeletionApproval *gatesapi.DeletionApproval `json:"deletionApproval,omitempty"`
+
+	// IsolateInputFailures applies the objects of the inputs whose templates render when others
+	// fail: the failed inputs are named in status.failedInputs, their objects applied before stay,
+	// and nothing is pruned until every input renders. Unset, one failing input stops the whole
+	// ResourceSet (BuildFailed). A Sluice addition; not with spec.steps.
+	// +optional
+	IsolateInputFailures bool `json:"isolateInputFailures,omitempty"`
 }
 
 // ResourceSetStep is one group of resources of spec.steps.
@@ -271,6 +279,11 @@ type ResourceSetStatus struct {
 	// +optional
 	PendingDeletion *gatesapi.DeletionSet `json:"pendingDeletion,omitempty"`
 
+	// FailedInputs are the inputs left out of the last reconciliation by
+	// spec.isolateInputFailures, with why; empty when every input rendered.
+	// +optional
+	FailedInputs []FailedInput `json:"failedInputs,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -348,4 +361,13 @@ type ResourceSetList struct {
 
 func init() {
 	SchemeBuilder.Register(&ResourceSet{}, &ResourceSetList{})
+}
+
+// FailedInput is an input whose templates failed, left out by spec.isolateInputFailures.
+type FailedInput struct {
+	// ID is the input's id.
+	// +optional
+	ID string `json:"id,omitempty"`
+	// Message is the template's error, naming the input's place (inputs[i]).
+	Message string `json:"message"`
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -117,6 +118,16 @@ func (o *buildOptions) render(ctx context.Context, namespace string, cluster cli
 		r, err := builder.RenderResourceSet(ctx, rset, groups)
 		if err != nil {
 			return nil, fmt.Errorf("ResourceSet '%s/%s': build failed: %w", rset.Namespace, rset.Name, err)
+		}
+		if len(r.Failed) > 0 {
+			// The controller would apply the other inputs (spec.isolateInputFailures); a build
+			// is how templates are checked, so it fails and names them.
+			var msgs []string
+			for _, f := range r.Failed {
+				msgs = append(msgs, f.Message)
+			}
+			return nil, fmt.Errorf("ResourceSet '%s/%s': build failed for %d inputs, which the controller would leave out (spec.isolateInputFailures): %s",
+				rset.Namespace, rset.Name, len(r.Failed), strings.Join(msgs, "; "))
 		}
 		owner.SetOwnerLabels(r.Objects, rset.Name, rset.Namespace)
 		sets = append(sets, rendered{rset: rset, objects: r.Objects, steps: r.Steps})

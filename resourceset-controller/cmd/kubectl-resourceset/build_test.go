@@ -148,6 +148,27 @@ spec:
 			stderr: []string{"error: ResourceSet 'default/broken': build failed:", "resources[0].metadata.name", `"team"`},
 		},
 		{
+			name: "an input left out by isolateInputFailures fails the build, named",
+			file: `
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata:
+  name: isolated
+spec:
+  isolateInputFailures: true
+  inputs:
+    - tenant: a
+    - team: b
+  resources:
+    - apiVersion: v1
+      kind: Namespace
+      metadata:
+        name: << inputs.tenant >>
+`,
+			stderr: []string{"error: ResourceSet 'default/isolated': build failed for 1 inputs, which the controller would leave out (spec.isolateInputFailures): inputs[1]: ",
+				`"tenant"`},
+		},
+		{
 			name:   "no ResourceSet",
 			file:   "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n",
 			stderr: []string{"error: no ResourceSet (fluxcd.controlplane.io/v1) found in "},

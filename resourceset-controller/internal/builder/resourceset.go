@@ -33,6 +33,9 @@ func ForResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs
 type Rendered struct {
 	Objects []*unstructured.Unstructured
 	Inputs  int
+	// Failed are the inputs left out by spec.isolateInputFailures, with why; their objects are
+	// not in Objects.
+	Failed []FailedInput
 	// Steps are the spec.steps, in order, each with the number of Objects it holds (Objects
 	// lists them step after step); empty without steps.
 	Steps []Step
@@ -89,6 +92,9 @@ func render(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group, 
 		common = &CommonMetadata{Labels: cm.Labels, Annotations: cm.Annotations}
 	}
 	if len(rset.Spec.Steps) == 0 {
+		if rset.Spec.IsolateInputFailures {
+			return isolated(ctx, rset, inline, all, common)
+		}
 		objects, err := build(ctx, rset.Spec.Resources, rset.Spec.ResourcesTemplate, all, common)
 		return Rendered{Objects: objects, Inputs: len(all)}, permuteHint(rset, inline, err)
 	}

@@ -102,13 +102,13 @@ func (t *Templates) Build(ctx context.Context, inputs []Input, common *CommonMet
 			b.current = copies[i]
 			v, err := r.entry.root.render(r)
 			if err != nil {
-				return nil, fmt.Errorf("inputs[%d]: %w", i, err)
+				return nil, inputError(i, fmt.Errorf("inputs[%d]: %w", i, err))
 			}
 			if v == nil {
 				continue // a whole-entry template that rendered nothing
 			}
 			if err := add(v); err != nil {
-				return nil, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err)
+				return nil, inputError(i, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err))
 			}
 		}
 	}
@@ -122,11 +122,11 @@ func (t *Templates) Build(ctx context.Context, inputs []Input, common *CommonMet
 		b.current = copies[i]
 		docs, err := b.renderDocuments()
 		if err != nil {
-			return nil, fmt.Errorf("inputs[%d]: %w", i, err)
+			return nil, inputError(i, fmt.Errorf("inputs[%d]: %w", i, err))
 		}
 		for _, d := range docs {
 			if err := add(d.value); err != nil {
-				return nil, fmt.Errorf("inputs[%d]: %s document #%d: %w", i, resourcesTemplateName, d.number, err)
+				return nil, inputError(i, fmt.Errorf("inputs[%d]: %s document #%d: %w", i, resourcesTemplateName, d.number, err))
 			}
 		}
 	}

@@ -133,6 +133,7 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	}
 	rendered = keepLegacyPermuteIDs(ctx, obj, groups, rendered, inventory)
 	objects := rendered.Objects
+	partial := r.recordFailedInputs(obj, rendered.Failed)
 	if err := r.recreateFailedJobs(ctx, obj, objects); err != nil {
 		return owner.Plan{}, err
 	}
@@ -153,6 +154,10 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	msg, allowed, err := pruneLimit(obj, r.DefaultMaxPrune, inventory, objects, revision)
 	if err != nil {
 		return owner.Plan{}, r.owners().Failed(obj, rsv1.BuildFailedReason, reconcile.TerminalError(err))
+	}
+	if partial {
+		// Nothing is pruned while inputs fail: what their objects were stays.
+		msg, allowed, guarded = "", false, ""
 	}
 	if guarded != "" && msg == "" && !allowed && len(deletedOf(obj, inventory, objects)) > 0 {
 		// minInputs tripped, and the inputs left would delete objects: their set goes to the
@@ -200,11 +205,19 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 		Applied:  applied,
 		Metadata: metadata,
 		Steps:    steps,
+		Partial:  partial,
 	}, nil
 }
 
 // Succeeded: Ready and the event say how long the reconcile took, as flux-operator's.
-func (r *ResourceSetReconciler) Succeeded(_ *rsv1.ResourceSet, _ string, took time.Duration) (string, string) {
+func (r *ResourceSetReconciler) Succeeded(obj *rsv1.ResourceSet, _ string, took time.Duration) (string, string) {
 	msg := fmt.Sprintf("Reconciliation finished in %s", apply.FmtDuration(took))
+	if n := len(obj.Status.FailedInputs); n > 0 {
+		msg += fmt.Sprintf("; %d of the inputs failed to render and were left out, their objects kept, nothing pruned (status.failedInputs): %s",
+			n, obj.Status.FailedInputs[0].Message)
+		if n > 1 {
+			msg += fmt.Sprintf("; and %d more", n-1)
+		}
+	}
 	return msg, msg
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/sluice-gitops/sluice/shared/deletionset"
 )
 
-// +kubebuilder:rbac:groups=gating.toolkit.fluxcd.io,resources=gates,verbs=patch
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=selfsubjectreviews,verbs=create
+// The deletion request on the gate (a patch, and the SelfSubjectReview that says in whose name
+// it is made) is made as the object's account, whose RBAC decides; the controller's own
+// identity, for objects of its namespace without an account, may do everything already.
 
 // deletionApproval puts the objects the build would delete beyond spec.maxPrune (limitMsg says
 // how many) to the gate of spec.deletionApproval, as the ResourceSet's account; status.
