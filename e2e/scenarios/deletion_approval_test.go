@@ -48,6 +48,23 @@ spec:
       number: << inputs.n | quote >>
 `
 
+// approvers lets users read the gates of the scenario's namespace and respond to their approvals.
+func (s *scenario) approvers(users ...string) {
+	s.t.Helper()
+	ctx := context.Background()
+	s.g.Expect(k8s().Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "approvers"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gates"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gateapprovals"}, Verbs: []string{"get", "list", "create"}},
+		}})).To(Succeed())
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "approvers"},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "approvers"}}
+	for _, u := range users {
+		binding.Subjects = append(binding.Subjects, rbacv1.Subject{Kind: rbacv1.UserKind, Name: u})
+	}
+	s.g.Expect(k8s().Create(ctx, binding)).To(Succeed())
+}
+
 // A mass deletion held for approval: a ResourceSet whose inputs drop from 10 to 1, with maxPrune
 // 20%, applies and deletes nothing and puts the 9 objects it would delete to the approvers of its
 // deletion gate, as a set with a digest. An approval of that set does not carry over to another
@@ -58,16 +75,7 @@ func TestScenarioDeletionHeldForApproval(t *testing.T) {
 	t.Parallel()
 	s := newScenario(t, "deletion-approval")
 	g := s.g
-	ctx := context.Background()
-	g.Expect(k8s().Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "approvers"},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gates"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gateapprovals"}, Verbs: []string{"get", "list", "create"}},
-		}})).To(Succeed())
-	g.Expect(k8s().Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "approvers"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "approvers"},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "ana"}, {Kind: rbacv1.UserKind, Name: "cy"}},
-	})).To(Succeed())
+	s.approvers("ana", "cy")
 	rset := s.create(deletionApprovalManifests)[1]
 	inputsUpTo := func(n int) []any {
 		var in []any
@@ -195,16 +203,7 @@ func TestScenarioGenerationDeletionHeldForApproval(t *testing.T) {
 	t.Parallel()
 	s := newScenario(t, "generation-deletion")
 	g := s.g
-	ctx := context.Background()
-	g.Expect(k8s().Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "approvers"},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gates"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gateapprovals"}, Verbs: []string{"get", "list", "create"}},
-		}})).To(Succeed())
-	g.Expect(k8s().Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "approvers"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "approvers"},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "ana"}},
-	})).To(Succeed())
+	s.approvers("ana")
 	s.gitSecret(s.ns, "git-credentials")
 	files := map[string]string{}
 	for _, n := range []string{"a", "b", "c", "d"} {

@@ -15,12 +15,9 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
 
-// A provider that suddenly exports nothing (here a filter that matches no tag any more) prunes
-// nothing when its reference sets minInputs: Ready=False, InputsGuarded, naming the provider and
-// the counts, and the objects applied last stay. Lowering the guard lets the prune through.
-func TestResourceSetMinInputsGuardsAgainstAnEmptiedProvider(t *testing.T) {
-	g := NewWithT(t)
-	ns := tenantNamespace(t)
+// releasesProvider is a ready provider of the tags 1.0.0 and 1.1.0 of an OCI repository.
+func releasesProvider(t *testing.T, ns string) *rsv1.ResourceSetInputProvider {
+	t.Helper()
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	for _, tag := range []string{"1.0.0", "1.1.0"} {
 		registry.PushArtifact(t, "apps/web:"+tag, map[string]string{"a": tag}, nil)
@@ -38,6 +35,16 @@ spec:
     semver: ">=1.0.0"
 `, registry.Host()))
 	rsipReady(t, client.ObjectKeyFromObject(provider))
+	return provider
+}
+
+// A provider that suddenly exports nothing (here a filter that matches no tag any more) prunes
+// nothing when its reference sets minInputs: Ready=False, InputsGuarded, naming the provider and
+// the counts, and the objects applied last stay. Lowering the guard lets the prune through.
+func TestResourceSetMinInputsGuardsAgainstAnEmptiedProvider(t *testing.T) {
+	g := NewWithT(t)
+	ns := tenantNamespace(t)
+	provider := releasesProvider(t, ns)
 
 	key := createResourceSet(t, ns, `
 apiVersion: fluxcd.controlplane.io/v1
@@ -87,23 +94,7 @@ spec:
 func TestResourceSetMinInputsPutsTheDeletionToAGate(t *testing.T) {
 	g := NewWithT(t)
 	ns := tenantNamespace(t)
-	registry := testserver.NewRegistry(t, testserver.RegistryOptions{})
-	for _, tag := range []string{"1.0.0", "1.1.0"} {
-		registry.PushArtifact(t, "apps/web:"+tag, map[string]string{"a": tag}, nil)
-	}
-	provider := rsipCreate(t, ns, fmt.Sprintf(`
-apiVersion: fluxcd.controlplane.io/v1
-kind: ResourceSetInputProvider
-metadata:
-  name: releases
-spec:
-  type: OCIArtifactTag
-  url: oci://%s/apps/web
-  insecure: true
-  filter:
-    semver: ">=1.0.0"
-`, registry.Host()))
-	rsipReady(t, client.ObjectKeyFromObject(provider))
+	provider := releasesProvider(t, ns)
 	gate := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "gating.toolkit.fluxcd.io/v1alpha1", "kind": "Gate",
 		"metadata": map[string]any{"namespace": ns, "name": "deletions"},
