@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -208,4 +209,33 @@ func TestGatePromotionWithApproval(t *testing.T) {
 	g.Expect(st.OpenedForRevision).To(Equal("main@sha1:r1"))
 	g.Expect(st.History[0]).To(And(HaveField("Cause", "approval"), HaveField("RequestedBy", "promotion"),
 		HaveField("ApprovedBy", ConsistOf("ana", "cy"))))
+}
+
+// With spec.serviceAccountName, a gate reads the objects of another namespace as that account:
+// what its RBAC refuses holds the promotion and says so; once a Role lets it read staging's
+// ManifestGeneration, the revision is promoted.
+func TestGatePromotionReadsAsItsServiceAccount(t *testing.T) {
+	g := NewWithT(t)
+	prod, stagingNS := env.Namespace(t), env.Namespace(t)
+	setClock("2021-03-26T10:00:10Z")
+	staging := newStage(t, stagingNS, "app")
+	staging.applied("main@sha1:r1", "2021-03-26T10:00:00Z", "True", "2021-03-26T10:00:00Z")
+	createGate(t, prod, "production", gatingv1.GateSpec{Default: gatingv1.GateClosed, Interval: duration("1s"), ServiceAccountName: "promoter",
+		Promotion: &gatingv1.GatePromotion{From: []gatingv1.GateObjectReference{
+			{APIVersion: "generator.toolkit.fluxcd.io/v1alpha1", Kind: "ManifestGeneration", Name: "app", Namespace: stagingNS}}}})
+
+	g.Eventually(func(g Gomega) string { return promotionOf(prod, "production")(g).Message }, timeout).Should(And(
+		HavePrefix("waiting for ManifestGeneration "+stagingNS+"/app: it cannot be read: "),
+		ContainSubstring(`User "system:serviceaccount:`+prod+`:promoter" cannot get resource "manifestgenerations"`)))
+	g.Expect(getGate(g, prod, "production").Status.OpenedForRevision).To(BeEmpty())
+
+	ctx := context.Background()
+	g.Expect(k8s.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: stagingNS, Name: "promotion-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"generator.toolkit.fluxcd.io"}, Resources: []string{"manifestgenerations"}, Verbs: []string{"get"}}},
+	})).To(Succeed())
+	g.Expect(k8s.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: stagingNS, Name: "production-promoter"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "promotion-reader"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "promoter", Namespace: prod}},
+	})).To(Succeed())
+	g.Eventually(func(g Gomega) string { return getGate(g, prod, "production").Status.OpenedForRevision }, timeout).Should(Equal("main@sha1:r1"))
 }

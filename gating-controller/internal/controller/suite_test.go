@@ -23,6 +23,7 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/bootstrap"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
+	"github.com/sluice-gitops/sluice/shared/impersonation"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	gatingv1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
@@ -73,7 +74,8 @@ func startManager(ctx context.Context, scheme *runtime.Scheme) error {
 	}
 	opts := controller.Options{MaxConcurrentReconciles: 2}
 	artifacts := keeper.NewCalendarFetcher()
-	gateReconciler = &GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk, Artifacts: artifacts}
+	gateReconciler = &GateReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: clk, Artifacts: artifacts,
+		Clients: &impersonation.Clients{Config: env.Config, Scheme: scheme, Mapper: mgr.GetRESTMapper()}}
 	if err := gateReconciler.SetupWithManager(ctx, mgr, opts); err != nil {
 		return err
 	}
