@@ -104,7 +104,14 @@ type Plan struct {
 	// Partial: the objects are part of what the owner generates (some inputs failed): they are
 	// applied, the inventory keeps what it had, and nothing is pruned.
 	Partial bool
+	// Isolate, when set, is given an apply that failed (apply.ErrApply): it may leave out what
+	// the refused objects came from (a ResourceSet's inputs) and return the objects to apply
+	// instead, with their revision; the apply is tried again, partial. False: the failure stands.
+	Isolate func(err error) (objects []*unstructured.Unstructured, revision string, ok bool)
 }
+
+// maxIsolations bounds the applies tried again after Plan.Isolate left something out.
+const maxIsolations = 16
 
 // Historian is implemented by kinds that keep a history of their reconciliations
 // (flux-operator's status.history). Record is called at the end of each reconcile that built and
@@ -316,8 +323,20 @@ func (l *Lifecycle[T]) reconcile(ctx context.Context, obj T, fields Fields, sett
 		}
 	}
 	settings.partial = plan.Partial && !replayed
-	if err := l.apply(ctx, obj, fields, settings, objects, revision, start); err != nil {
-		return ctrl.Result{}, err
+	for tries := 0; ; tries++ {
+		err := l.apply(ctx, obj, fields, settings, objects, revision, start)
+		if err == nil {
+			break
+		}
+		if plan.Isolate == nil || replayed || tries >= maxIsolations || !errors.Is(err, apply.ErrApply) {
+			return ctrl.Result{}, err
+		}
+		next, rev, ok := plan.Isolate(err)
+		if !ok {
+			return ctrl.Result{}, err
+		}
+		objects, revision, settings.partial = next, rev, true
+		out.applied = revision
 	}
 	if applied != nil {
 		applied()

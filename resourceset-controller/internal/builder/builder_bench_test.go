@@ -188,7 +188,7 @@ func naiveBuild(resources [][]byte, inputs []Input) ([]*unstructured.Unstructure
 			}
 			u := &unstructured.Unstructured{Object: obj}
 			if !isDisabled(u) {
-				out.add(u)
+				out.add(u, 0)
 			}
 		}
 	}

@@ -26,17 +26,20 @@ func keyOf(u *unstructured.Unstructured) objectKey {
 type dedup struct {
 	seen    map[objectKey]struct{}
 	objects []*unstructured.Unstructured
+	// inputOf is the input each object came from first (the index Build was given).
+	inputOf []int
 }
 
 func newDedup() *dedup {
 	return &dedup{seen: map[objectKey]struct{}{}, objects: []*unstructured.Unstructured{}}
 }
 
-func (d *dedup) add(u *unstructured.Unstructured) {
+func (d *dedup) add(u *unstructured.Unstructured, input int) {
 	k := keyOf(u)
 	if _, ok := d.seen[k]; ok {
 		return
 	}
 	d.seen[k] = struct{}{}
 	d.objects = append(d.objects, u)
+	d.inputOf = append(d.inputOf, input)
 }

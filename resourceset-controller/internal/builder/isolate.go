@@ -17,24 +17,47 @@ type FailedInput struct {
 }
 
 // isolated renders the resources with every input whose templates render, leaving out the
-// inputs whose templates fail (spec.isolateInputFailures): each failure is rendered again
-// without that input, so n failures cost n+1 builds. A failure of the whole build (a limit, the
-// deadline, a template that does not parse) is not isolated.
-func isolated(ctx context.Context, rset *rsv1.ResourceSet, inline, all []map[string]any, common *CommonMetadata) (Rendered, error) {
+// inputs whose templates fail (spec.isolateInputFailures), and those of leftOut from the start:
+// each failure is rendered again without that input, so n failures cost n+1 builds. A failure of
+// the whole build (a limit, the deadline, a template that does not parse) is not isolated.
+func isolated(ctx context.Context, rset *rsv1.ResourceSet, inline, all []map[string]any, common *CommonMetadata, leftOut []FailedInput) (Rendered, error) {
 	out := Rendered{Inputs: len(all)}
+	skip := map[int]bool{}
+	for _, f := range leftOut {
+		if f.ID == "" && f.Index < len(all) {
+			f.ID = InputID(all[f.Index])
+		}
+		out.Failed = append(out.Failed, f)
+		skip[f.Index] = true
+	}
 	// left maps the inputs still in the build to their place among all of them.
-	left := make([]int, len(all))
-	for i := range left {
-		left[i] = i
+	var left []int
+	for i := range all {
+		if !skip[i] {
+			left = append(left, i)
+		}
+	}
+	raws := make([][]byte, len(rset.Spec.Resources))
+	for i, r := range rset.Spec.Resources {
+		if r != nil {
+			raws[i] = r.Raw
+		}
+	}
+	t, err := Parse(raws, rset.Spec.ResourcesTemplate)
+	if err != nil {
+		return Rendered{}, err
 	}
 	for {
-		in := make([]map[string]any, len(left))
+		in := make([]Input, len(left))
 		for j, i := range left {
 			in[j] = all[i]
 		}
-		objects, err := build(ctx, rset.Spec.Resources, rset.Spec.ResourcesTemplate, in, common)
+		objects, inputOf, err := t.BuildTracked(ctx, in, common)
 		if err == nil {
 			out.Objects = objects
+			for _, j := range inputOf {
+				out.InputOf = append(out.InputOf, left[j])
+			}
 			return out, nil
 		}
 		ie, ok := AsInputError(err)
@@ -42,12 +65,17 @@ func isolated(ctx context.Context, rset *rsv1.ResourceSet, inline, all []map[str
 			return Rendered{}, permuteHint(rset, inline, err)
 		}
 		index := left[ie.Index]
-		id, _ := all[index]["id"].(string)
 		msg := permuteHint(rset, inline, ie.Err).Error()
-		out.Failed = append(out.Failed, FailedInput{ID: id, Index: index,
+		out.Failed = append(out.Failed, FailedInput{ID: InputID(all[index]), Index: index,
 			Message: fmt.Sprintf("inputs[%d]%s", index, trimIndex(msg))})
 		left = append(left[:ie.Index], left[ie.Index+1:]...)
 	}
+}
+
+// InputID is an input's id, empty when it has none.
+func InputID(in map[string]any) string {
+	id, _ := in["id"].(string)
+	return id
 }
 
 // trimIndex drops the "inputs[i]" the build put first, whose i counts the inputs left.

@@ -36,6 +36,9 @@ type Rendered struct {
 	// Failed are the inputs left out by spec.isolateInputFailures, with why; their objects are
 	// not in Objects.
 	Failed []FailedInput
+	// InputOf is, under spec.isolateInputFailures, the index of the input each object of
+	// Objects came from (the first, for an object several render).
+	InputOf []int
 	// Steps are the spec.steps, in order, each with the number of Objects it holds (Objects
 	// lists them step after step); empty without steps.
 	Steps []Step
@@ -50,17 +53,24 @@ type Step struct {
 
 // RenderResourceSet is ForResourceSet, with the number of inputs.
 func RenderResourceSet(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group) (Rendered, error) {
-	return render(ctx, rset, groups, false)
+	return render(ctx, rset, groups, false, nil)
+}
+
+// RenderResourceSetLeavingOut is RenderResourceSet under spec.isolateInputFailures with the
+// inputs of leftOut (by index, with why) left out from the start: those whose objects the API
+// server refused.
+func RenderResourceSetLeavingOut(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group, leftOut []FailedInput) (Rendered, error) {
+	return render(ctx, rset, groups, false, leftOut)
 }
 
 // RenderResourceSetLegacyIDs is RenderResourceSet with the ids Sluice gave Permute combinations
 // before it took flux-operator's (inputs.LegacyPermuteIDs), for a ResourceSet whose objects are
 // named after them. Under Flatten it is RenderResourceSet.
 func RenderResourceSetLegacyIDs(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group) (Rendered, error) {
-	return render(ctx, rset, groups, true)
+	return render(ctx, rset, groups, true, nil)
 }
 
-func render(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group, legacyIDs bool) (Rendered, error) {
+func render(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group, legacyIDs bool, leftOut []FailedInput) (Rendered, error) {
 	if len(rset.Spec.Steps) > 0 && (len(rset.Spec.Resources) > 0 || strings.TrimSpace(rset.Spec.ResourcesTemplate) != "") {
 		// The API server refuses it too; a file given to `kubectl resourceset build` has not met it.
 		return Rendered{}, errors.New("spec.steps is mutually exclusive with spec.resources and spec.resourcesTemplate: move them into a step")
@@ -93,7 +103,7 @@ func render(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group, 
 	}
 	if len(rset.Spec.Steps) == 0 {
 		if rset.Spec.IsolateInputFailures {
-			return isolated(ctx, rset, inline, all, common)
+			return isolated(ctx, rset, inline, all, common, leftOut)
 		}
 		objects, err := build(ctx, rset.Spec.Resources, rset.Spec.ResourcesTemplate, all, common)
 		return Rendered{Objects: objects, Inputs: len(all)}, permuteHint(rset, inline, err)

@@ -67,22 +67,29 @@ func Parse(resources [][]byte, resourcesTemplate string) (*Templates, error) {
 // A build stays within the limits of limits.go and stops soon after ctx is done (its
 // error then wraps ctx.Err()); the errors of the other limits name the limit.
 func (t *Templates) Build(ctx context.Context, inputs []Input, common *CommonMetadata) ([]*unstructured.Unstructured, error) {
+	objects, _, err := t.BuildTracked(ctx, inputs, common)
+	return objects, err
+}
+
+// BuildTracked is Build that also says, for each object, the index of the input it came from
+// (the first one, for an object several inputs render).
+func (t *Templates) BuildTracked(ctx context.Context, inputs []Input, common *CommonMetadata) ([]*unstructured.Unstructured, []int, error) {
 	if len(inputs) == 0 {
-		return []*unstructured.Unstructured{}, nil
+		return []*unstructured.Unstructured{}, nil, nil
 	}
 	bud := templatebudget.New(ctx, limits)
 	b, err := t.bind(bud)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := newDedup()
-	add := func(v any) error {
+	add := func(v any, input int) error {
 		obj, err := toObject(v)
 		if err != nil {
 			return err
 		}
 		if !isDisabled(obj) {
-			out.add(obj)
+			out.add(obj, input)
 		}
 		return nil
 	}
@@ -97,18 +104,18 @@ func (t *Templates) Build(ctx context.Context, inputs []Input, common *CommonMet
 	for _, r := range b.resources {
 		for i := range copies {
 			if err := bud.Alive(); err != nil {
-				return nil, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err)
+				return nil, nil, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err)
 			}
 			b.current = copies[i]
 			v, err := r.entry.root.render(r)
 			if err != nil {
-				return nil, inputError(i, fmt.Errorf("inputs[%d]: %w", i, err))
+				return nil, nil, inputError(i, fmt.Errorf("inputs[%d]: %w", i, err))
 			}
 			if v == nil {
 				continue // a whole-entry template that rendered nothing
 			}
-			if err := add(v); err != nil {
-				return nil, inputError(i, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err))
+			if err := add(v, i); err != nil {
+				return nil, nil, inputError(i, fmt.Errorf("inputs[%d]: %s: %w", i, r.entry.name, err))
 			}
 		}
 	}
@@ -117,21 +124,21 @@ func (t *Templates) Build(ctx context.Context, inputs []Input, common *CommonMet
 			break
 		}
 		if err := bud.Alive(); err != nil {
-			return nil, fmt.Errorf("inputs[%d]: %w", i, err)
+			return nil, nil, fmt.Errorf("inputs[%d]: %w", i, err)
 		}
 		b.current = copies[i]
 		docs, err := b.renderDocuments()
 		if err != nil {
-			return nil, inputError(i, fmt.Errorf("inputs[%d]: %w", i, err))
+			return nil, nil, inputError(i, fmt.Errorf("inputs[%d]: %w", i, err))
 		}
 		for _, d := range docs {
-			if err := add(d.value); err != nil {
-				return nil, inputError(i, fmt.Errorf("inputs[%d]: %s document #%d: %w", i, resourcesTemplateName, d.number, err))
+			if err := add(d.value, i); err != nil {
+				return nil, nil, inputError(i, fmt.Errorf("inputs[%d]: %s document #%d: %w", i, resourcesTemplateName, d.number, err))
 			}
 		}
 	}
 	for _, obj := range out.objects {
 		applyCommonMetadata(obj, common)
 	}
-	return out.objects, nil
+	return out.objects, out.inputOf, nil
 }

@@ -199,21 +199,25 @@ func (r *ResourceSetReconciler) Plan(ctx context.Context, obj *rsv1.ResourceSet)
 	case approvedDeletion:
 		applied = func() { obj.Status.PendingDeletion = nil }
 	}
-	return owner.Plan{
+	plan := owner.Plan{
 		Revision: revision,
 		Build:    func(context.Context) ([]*unstructured.Unstructured, error) { return objects, nil },
 		Applied:  applied,
 		Metadata: metadata,
 		Steps:    steps,
 		Partial:  partial,
-	}, nil
+	}
+	if obj.Spec.IsolateInputFailures {
+		plan.Isolate = r.isolateRefused(ctx, obj, groups, rendered)
+	}
+	return plan, nil
 }
 
 // Succeeded: Ready and the event say how long the reconcile took, as flux-operator's.
 func (r *ResourceSetReconciler) Succeeded(obj *rsv1.ResourceSet, _ string, took time.Duration) (string, string) {
 	msg := fmt.Sprintf("Reconciliation finished in %s", apply.FmtDuration(took))
 	if n := len(obj.Status.FailedInputs); n > 0 {
-		msg += fmt.Sprintf("; %d of the inputs failed to render and were left out, their objects kept, nothing pruned (status.failedInputs): %s",
+		msg += fmt.Sprintf("; %d of the inputs failed and were left out, their objects kept, nothing pruned (status.failedInputs): %s",
 			n, obj.Status.FailedInputs[0].Message)
 		if n > 1 {
 			msg += fmt.Sprintf("; and %d more", n-1)
