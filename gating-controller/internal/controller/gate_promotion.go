@@ -47,9 +47,18 @@ func (r *GateReconciler) objectReader(gate *gatingv1.Gate) (client.Reader, error
 	return c.Client, nil
 }
 
-// otherNamespace says why a reference to another namespace is not read; empty when it may be.
+// otherNamespace says why a reference is not read with the controller's own permissions; empty
+// when it may be: without spec.serviceAccountName, only objects of the gate's namespace, and no
+// Secret (whoever may write a Gate would otherwise learn of a Secret they may not read).
 func otherNamespace(gate *gatingv1.Gate, ref gatingv1.GateObjectReference) string {
-	if ref.Namespace == "" || ref.Namespace == gate.Namespace || gate.Spec.ServiceAccountName != "" {
+	if gate.Spec.ServiceAccountName != "" {
+		return ""
+	}
+	if ref.Kind == "Secret" && ref.APIVersion == "v1" {
+		return fmt.Sprintf("Secret %s/%s is read only as spec.serviceAccountName, whose permissions decide what the gate may read",
+			namespaceOr(ref.Namespace, gate.Namespace), ref.Name)
+	}
+	if ref.Namespace == "" || ref.Namespace == gate.Namespace {
 		return ""
 	}
 	return fmt.Sprintf("%s %s/%s is in another namespace than the gate: set spec.serviceAccountName, whose permissions decide what the gate may read",

@@ -135,8 +135,8 @@ func TestGatePromotionSoak(t *testing.T) {
 }
 
 // A check holds the gate closed while its readyExpr is false, whatever else would open it, and
-// the gate opens once the Deployment is available. A check of another namespace needs
-// spec.serviceAccountName.
+// the gate opens once the Deployment is available. A check of another namespace, or of a
+// Secret, needs spec.serviceAccountName.
 func TestGateChecks(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.Namespace(t)
@@ -177,6 +177,15 @@ func TestGateChecks(t *testing.T) {
 	g.Eventually(openedCondition(ns, "elsewhere"), timeout).Should(Equal("False|ReconciliationSucceeded|Gate closed by a failing check"))
 	g.Expect(getGate(g, ns, "elsewhere").Status.Checks).To(Equal("check of Deployment " + other +
 		"/podinfo is in another namespace than the gate: set spec.serviceAccountName, whose permissions decide what the gate may read"))
+
+	// A Secret, even of the gate's namespace: whoever may write a Gate may not read it.
+	createGate(t, ns, "secretive", gatingv1.GateSpec{Interval: duration("1s"), Checks: []gatingv1.GateCheck{{
+		GateObjectReference: gatingv1.GateObjectReference{APIVersion: "v1", Kind: "Secret", Name: "token"},
+		ReadyExpr:           "data.token == 'czNjcjN0'",
+	}}})
+	g.Eventually(openedCondition(ns, "secretive"), timeout).Should(Equal("False|ReconciliationSucceeded|Gate closed by a failing check"))
+	g.Expect(getGate(g, ns, "secretive").Status.Checks).To(Equal("check of Secret " + ns +
+		"/token is read only as spec.serviceAccountName, whose permissions decide what the gate may read"))
 }
 
 // Promotion and approvals on one gate: the soaked revision becomes the open request pending
