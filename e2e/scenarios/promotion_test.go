@@ -43,7 +43,7 @@ spec:
       - apiVersion: generator.toolkit.fluxcd.io/v1alpha1
         kind: ManifestGeneration
         name: staging
-    soak: 6s
+    soak: 10s
 ---
 apiVersion: generator.toolkit.fluxcd.io/v1alpha1
 kind: ManifestGeneration

@@ -70,7 +70,8 @@ spec:
 	updateResourceSet(t, key, func(rs *rsv1.ResourceSet) { rs.Spec.Inputs[1]["val"] = &apiextensionsv1.JSON{Raw: []byte(`"3"`)} })
 	g.Eventually(val("app-b"), timeout).Should(Equal("3"))
 	g.Eventually(val("app-c"), timeout).Should(BeNil())
-	g.Expect(getResourceSet(g, key).Status.FailedInputs).To(BeEmpty())
+	// The status is written once the prune is done.
+	g.Eventually(func(g Gomega) []rsv1.FailedInput { return getResourceSet(g, key).Status.FailedInputs }, timeout).Should(BeEmpty())
 }
 
 // An input whose object the API server refuses is left out too, with the API server's words, and
