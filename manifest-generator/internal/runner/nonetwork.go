@@ -21,6 +21,10 @@ func denyNetwork() error {
 	if err != nil {
 		return err
 	}
+	// no_new_privs is a thread's: the seccomp call must come from the thread that set it, or
+	// the kernel refuses it (EACCES) when the goroutine moved to another thread in between.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	// Required to install a filter without CAP_SYS_ADMIN, and harmless here: a session gains no
 	// privilege through an exec (a pod's container already runs so).
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
