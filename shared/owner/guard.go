@@ -2,9 +2,11 @@ package owner
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sluice-gitops/sluice/shared/apply"
 )
@@ -41,4 +43,29 @@ func Deleted(ownerNamespace string, inventory []apply.Entry, objects []*unstruct
 		}
 	}
 	return deleted
+}
+
+// PruneLimit is why applying objects must not go ahead: it deletes more of the inventory than
+// maxPrune (spec.maxPrune, else the controller's --max-prune, def) allows. msg says so, without
+// the remedy, which is the kind's ("revision R would delete N of the M objects applied, more
+// than spec.maxPrune 20% allows (2)"); empty when within the limit or without one. deleted are
+// the ids the objects delete, when over the limit.
+func PruneLimit(maxPrune, def *intstr.IntOrString, revision, ownerNamespace string, inventory []apply.Entry,
+	objects []*unstructured.Unstructured) (msg string, deleted []string, err error) {
+	source := "spec.maxPrune"
+	if maxPrune == nil {
+		maxPrune, source = def, "the controller's --max-prune"
+	}
+	if maxPrune == nil || len(inventory) == 0 {
+		return "", nil, nil
+	}
+	limit, err := intstr.GetScaledValueFromIntOrPercent(maxPrune, len(inventory), false)
+	if err != nil {
+		return "", nil, fmt.Errorf("spec.maxPrune: %w", err)
+	}
+	if deleted = Deleted(ownerNamespace, inventory, objects); len(deleted) <= limit {
+		return "", nil, nil
+	}
+	return fmt.Sprintf("revision %s would delete %d of the %d objects applied, more than %s %s allows (%d)",
+		revision, len(deleted), len(inventory), source, maxPrune.String(), limit), deleted, nil
 }

@@ -47,10 +47,10 @@ func (r *GateReconciler) objectReader(gate *gatingv1.Gate) (client.Reader, error
 	return c.Client, nil
 }
 
-// otherNamespace says why a reference is not read with the controller's own permissions; empty
+// unreadable says why a reference is not read with the controller's own permissions; empty
 // when it may be: without spec.serviceAccountName, only objects of the gate's namespace, and no
 // Secret (whoever may write a Gate would otherwise learn of a Secret they may not read).
-func otherNamespace(gate *gatingv1.Gate, ref gatingv1.GateObjectReference) string {
+func unreadable(gate *gatingv1.Gate, ref gatingv1.GateObjectReference) string {
 	if gate.Spec.ServiceAccountName != "" {
 		return ""
 	}
@@ -82,7 +82,7 @@ func (r *GateReconciler) reconcilePromotion(ctx context.Context, gate *gatingv1.
 	reader, err := r.objectReader(gate)
 	for _, ref := range spec.From {
 		o := promotion.Observed{Name: fmt.Sprintf("%s %s/%s", ref.Kind, namespaceOr(ref.Namespace, gate.Namespace), ref.Name)}
-		switch why := otherNamespace(gate, ref); {
+		switch why := unreadable(gate, ref); {
 		case why != "":
 			o.NotReady = why
 		case err != nil:
@@ -139,7 +139,7 @@ func (r *GateReconciler) reconcileChecks(ctx context.Context, gate *gatingv1.Gat
 	}
 	refs := make([]dependency.Ref, 0, len(gate.Spec.Checks))
 	for _, c := range gate.Spec.Checks {
-		if why := otherNamespace(gate, c.GateObjectReference); why != "" {
+		if why := unreadable(gate, c.GateObjectReference); why != "" {
 			gate.Status.Checks = "check of " + why
 			return promotionInterval
 		}

@@ -2,10 +2,8 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
@@ -24,26 +22,19 @@ import (
 // spec.deletionApproval, the set is put to the gate's approvers, and deleted once they approve it.
 func (r *ManifestGenerationReconciler) Guard(ctx context.Context, obj *generatorv1.ManifestGeneration, inventory []apply.Entry,
 	objects []*unstructured.Unstructured, revision string) (*owner.Held, error) {
-	limit := obj.Spec.MaxPrune
-	if limit == nil {
-		limit = r.DefaultMaxPrune
-	}
-	if limit == nil || !obj.GetPrune() || len(inventory) == 0 {
+	if !obj.GetPrune() {
 		obj.Status.PendingDeletion = nil
 		return nil, nil
 	}
-	allowed, err := intstr.GetScaledValueFromIntOrPercent(limit, len(inventory), false)
+	msg, deleted, err := owner.PruneLimit(obj.Spec.MaxPrune, r.DefaultMaxPrune, revision, obj.Namespace, inventory, objects)
 	if err != nil {
-		return &owner.Held{Reason: generatorv1.BuildFailedReason, Message: "spec.maxPrune: " + err.Error()}, nil
+		return &owner.Held{Reason: generatorv1.BuildFailedReason, Message: err.Error()}, nil
 	}
-	deleted := owner.Deleted(obj.Namespace, inventory, objects)
-	if len(deleted) <= allowed {
+	if msg == "" {
 		obj.Status.PendingDeletion = nil
 		return nil, nil
 	}
-	msg := fmt.Sprintf("revision %s would delete %d of the %d objects applied, more than spec.maxPrune %s allows (%d): "+
-		"nothing is applied or pruned; raise spec.maxPrune, or set spec.deletionApproval to put the deletion to a gate's approvers",
-		revision, len(deleted), len(inventory), limit.String(), allowed)
+	msg += ": nothing is applied or pruned; raise spec.maxPrune, or set spec.deletionApproval to put the deletion to a gate's approvers"
 	if obj.Spec.DeletionApproval == nil {
 		return &owner.Held{Reason: generatorv1.PruneLimitExceededReason, Message: msg}, nil
 	}

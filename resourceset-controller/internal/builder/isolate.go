@@ -3,6 +3,7 @@ package builder
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 )
@@ -25,7 +26,7 @@ func isolated(ctx context.Context, rset *rsv1.ResourceSet, inline, all []map[str
 	skip := map[int]bool{}
 	for _, f := range leftOut {
 		if f.ID == "" && f.Index < len(all) {
-			f.ID = InputID(all[f.Index])
+			f.ID = inputID(all[f.Index])
 		}
 		out.Failed = append(out.Failed, f)
 		skip[f.Index] = true
@@ -37,13 +38,7 @@ func isolated(ctx context.Context, rset *rsv1.ResourceSet, inline, all []map[str
 			left = append(left, i)
 		}
 	}
-	raws := make([][]byte, len(rset.Spec.Resources))
-	for i, r := range rset.Spec.Resources {
-		if r != nil {
-			raws[i] = r.Raw
-		}
-	}
-	t, err := Parse(raws, rset.Spec.ResourcesTemplate)
+	t, err := parseAPI(rset.Spec.Resources, rset.Spec.ResourcesTemplate)
 	if err != nil {
 		return Rendered{}, err
 	}
@@ -66,24 +61,22 @@ func isolated(ctx context.Context, rset *rsv1.ResourceSet, inline, all []map[str
 		}
 		index := left[ie.Index]
 		msg := permuteHint(rset, inline, ie.Err).Error()
-		out.Failed = append(out.Failed, FailedInput{ID: InputID(all[index]), Index: index,
+		out.Failed = append(out.Failed, FailedInput{ID: inputID(all[index]), Index: index,
 			Message: fmt.Sprintf("inputs[%d]%s", index, trimIndex(msg))})
 		left = append(left[:ie.Index], left[ie.Index+1:]...)
 	}
 }
 
-// InputID is an input's id, empty when it has none.
-func InputID(in map[string]any) string {
+// inputID is an input's id, empty when it has none.
+func inputID(in map[string]any) string {
 	id, _ := in["id"].(string)
 	return id
 }
 
 // trimIndex drops the "inputs[i]" the build put first, whose i counts the inputs left.
 func trimIndex(msg string) string {
-	for i := 0; i < len(msg); i++ {
-		if msg[i] == ']' {
-			return msg[i+1:]
-		}
+	if _, rest, ok := strings.Cut(msg, "]"); ok {
+		return rest
 	}
 	return msg
 }

@@ -135,17 +135,22 @@ func render(ctx context.Context, rset *rsv1.ResourceSet, groups []inputs.Group, 
 
 // build renders resources and a resourcesTemplate with the inputs.
 func build(ctx context.Context, resources []*apiextensionsv1.JSON, template string, all []map[string]any, common *CommonMetadata) ([]*unstructured.Unstructured, error) {
+	t, err := parseAPI(resources, template)
+	if err != nil {
+		return nil, err
+	}
+	return t.Build(ctx, all, common)
+}
+
+// parseAPI parses the resources entries of the API and a resourcesTemplate.
+func parseAPI(resources []*apiextensionsv1.JSON, template string) (*Templates, error) {
 	raws := make([][]byte, len(resources))
 	for i, r := range resources {
 		if r != nil {
 			raws[i] = r.Raw
 		}
 	}
-	t, err := Parse(raws, template)
-	if err != nil {
-		return nil, err
-	}
-	return t.Build(ctx, all, common)
+	return Parse(raws, template)
 }
 
 // missingKey is how text/template names a key a map does not have.

@@ -29,28 +29,15 @@ import (
 // defaultLimit is --max-prune, for a ResourceSet without spec.maxPrune.
 func pruneLimit(obj *rsv1.ResourceSet, defaultLimit *intstr.IntOrString, inventory []apply.Entry, objects []*unstructured.Unstructured,
 	revision string) (msg string, allowed bool, err error) {
-	maxPrune, source := obj.Spec.MaxPrune, "spec.maxPrune"
-	if maxPrune == nil {
-		maxPrune, source = defaultLimit, "the controller's --max-prune"
-	}
-	if maxPrune == nil || len(inventory) == 0 {
-		return "", false, nil
-	}
-	total := len(inventory)
-	limit, err := intstr.GetScaledValueFromIntOrPercent(maxPrune, total, false)
-	if err != nil {
-		return "", false, fmt.Errorf("spec.maxPrune: %w", err)
-	}
-	deleted := len(deletedOf(obj, inventory, objects))
-	if deleted <= limit {
-		return "", false, nil
+	msg, _, err = owner.PruneLimit(obj.Spec.MaxPrune, defaultLimit, revision, obj.Namespace, inventory, objects)
+	if msg == "" || err != nil {
+		return "", false, err
 	}
 	if obj.GetAnnotations()[rsv1.AllowPruneAnnotation] == revision {
 		return "", true, nil
 	}
-	return fmt.Sprintf("revision %s would delete %d of the %d objects applied, more than %s %s allows (%d): "+
-		"nothing is applied or pruned; raise spec.maxPrune, or annotate the ResourceSet with %s=%s to let this one prune through",
-		revision, deleted, total, source, maxPrune.String(), limit, rsv1.AllowPruneAnnotation, revision), false, nil
+	return fmt.Sprintf("%s: nothing is applied or pruned; raise spec.maxPrune, or annotate the ResourceSet with %s=%s to let this one prune through",
+		msg, rsv1.AllowPruneAnnotation, revision), false, nil
 }
 
 // useAllowPrune removes the allow-prune annotation once the prune it let through is done.
