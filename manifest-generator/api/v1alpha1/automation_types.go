@@ -31,10 +31,37 @@ const AutomationFailedCondition = "AutomationFailed"
 const (
 	// InvalidFilterReason: a workload's tag filter (fluxcd.io/tag.<container>) does not parse.
 	InvalidFilterReason = "InvalidFilter"
+	// InvalidPolicyReason: a workload's fluxcd.io/minimum-age.<container> or
+	// fluxcd.io/verify.<container> annotation does not parse.
+	InvalidPolicyReason = "InvalidPolicy"
 	// ScanFailedReason: a registry could not be read.
 	ScanFailedReason = "ScanFailed"
 	// ReleaseCreatedReason: a ManifestUpdate was created for a newer tag.
 	ReleaseCreatedReason = "ReleaseCreated"
+	// TagNotVerifiedReason: a tag's image is unsigned or signed by no trusted key; it is
+	// not released (an event names it once per digest).
+	TagNotVerifiedReason = "TagNotVerified"
+)
+
+// GroupPerScan is the value of spec.automation.group that releases everything one scan finds
+// in one ManifestUpdate, one commit.
+const GroupPerScan = "perScan"
+
+// Workload policies of the automation besides Flux v1's (docs/automation.md): the annotation
+// fluxcd.io/<policy>.<container>.
+const (
+	// DigestPolicyPrefix: fluxcd.io/digest.<container>: pinned writes image:tag@digest.
+	DigestPolicyPrefix = "digest."
+	// DigestPinned is the value of the digest policy that pins digests.
+	DigestPinned = "pinned"
+	// MinimumAgePolicyPrefix: fluxcd.io/minimum-age.<container>: 24h releases a tag once its
+	// image is that old.
+	MinimumAgePolicyPrefix = "minimum-age."
+	// VerifyPolicyPrefix: fluxcd.io/verify.<container>: cosign releases only tags whose image
+	// has a signature of a key of spec.automation.verify.
+	VerifyPolicyPrefix = "verify."
+	// VerifyCosign is the value of the verify policy that requires a cosign signature.
+	VerifyCosign = "cosign"
 )
 
 // Automation turns on automated image releases for the workloads of a ManifestGeneration.
@@ -58,6 +85,58 @@ type Automation struct {
 	// Insecure allows registries served over plain HTTP.
 	// +optional
 	Insecure bool `json:"insecure,omitempty"`
+
+	// MinimumAge is how old an image must be before its tag is released: the newest tag that
+	// has aged is released, so a younger one never holds back an older one. The age is the
+	// image's creation time, or when the tag was first seen. A workload's
+	// fluxcd.io/minimum-age.<container> annotation overrides it.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(s|m|h))+$"
+	// +optional
+	MinimumAge *metav1.Duration `json:"minimumAge,omitempty"`
+
+	// Verify requires a cosign signature, by one of the public keys of its Secret, of every
+	// image released (with it, a workload's fluxcd.io/verify.<container>: cosign is implied).
+	// +optional
+	Verify *ImageVerification `json:"verify,omitempty"`
+
+	// Group: empty, each workload's container is released by its own ManifestUpdate; perScan,
+	// everything one scan finds goes in one ManifestUpdate, one commit, verified together.
+	// +kubebuilder:validation:Enum=perScan
+	// +optional
+	Group string `json:"group,omitempty"`
+
+	// Git says how the releases are committed (branch, author, message template, signing key):
+	// it is the spec.git of the ManifestUpdates the automation creates.
+	// +optional
+	Git *GitCommitSpec `json:"git,omitempty"`
+
+	// PullRequest proposes each release as a pull request on a branch of its own instead of
+	// pushing to the branch: it is the spec.pullRequest of the ManifestUpdates.
+	// +optional
+	PullRequest *PullRequestSpec `json:"pullRequest,omitempty"`
+}
+
+// ImageVerification says which signatures an image needs before it is released.
+type ImageVerification struct {
+	// Provider of the signatures: cosign.
+	// +kubebuilder:validation:Enum=cosign
+	// +kubebuilder:default=cosign
+	// +optional
+	Provider string `json:"provider,omitempty"`
+
+	// SecretRef names a Secret, in the same namespace, whose `*.pub` entries are the cosign
+	// public keys (ECDSA, RSA or ed25519 PEM) a signature must verify with.
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
+}
+
+// GetMinimumAge is spec.automation.minimumAge, 0 when unset.
+func (in *Automation) GetMinimumAge() time.Duration {
+	if in == nil || in.MinimumAge == nil {
+		return 0
+	}
+	return in.MinimumAge.Duration
 }
 
 // GetInterval returns the scan interval, with its default.
@@ -87,6 +166,42 @@ type AutomationStatus struct {
 	// LastRelease is the last ManifestUpdate the automation created.
 	// +optional
 	LastRelease *AutomatedRelease `json:"lastRelease,omitempty"`
+
+	// LastHandledScanRequest is the reconcile.fluxcd.io/requestedAt value (a Receiver's, or
+	// `flux reconcile`'s) the last scan answered: a new one scans at once, listing the tags
+	// afresh.
+	// +optional
+	LastHandledScanRequest string `json:"lastHandledScanRequest,omitempty"`
+}
+
+// MaxTagsSeen bounds status.automation.images[].seen.
+const MaxTagsSeen = 16
+
+// TagSeen is when a tag whose image says nothing of its creation was first seen: its age.
+type TagSeen struct {
+	// Tag is the tag.
+	Tag string `json:"tag"`
+	// Since is when the scan first saw it.
+	Since metav1.Time `json:"since"`
+}
+
+// WaitingTag is a newer tag not released yet because its image is younger than the minimum age.
+type WaitingTag struct {
+	// Tag is the tag.
+	Tag string `json:"tag"`
+	// EligibleAt is when it comes of age.
+	EligibleAt metav1.Time `json:"eligibleAt"`
+}
+
+// RefusedTag is a newer tag that is not released because its signature does not verify.
+type RefusedTag struct {
+	// Tag is the tag.
+	Tag string `json:"tag"`
+	// Digest is the digest of the image refused.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// Reason says why, e.g. that no key of the Secret verifies a signature.
+	Reason string `json:"reason"`
 }
 
 // AutomatedImage is one container of an automated workload.
@@ -105,6 +220,19 @@ type AutomatedImage struct {
 	// Locked is true when the workload is locked (fluxcd.io/locked): it is not released.
 	// +optional
 	Locked bool `json:"locked,omitempty"`
+	// Digest is the digest of LatestTag, when its digest is pinned or its signature verified.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// Waiting is the newest tag that waits for its minimum age.
+	// +optional
+	Waiting *WaitingTag `json:"waiting,omitempty"`
+	// Refused are newer tags whose signatures do not verify (the newest first, at most 8).
+	// +optional
+	Refused []RefusedTag `json:"refused,omitempty"`
+	// Seen are the tags newer than the image's whose age is when they were first seen (at most
+	// MaxTagsSeen), kept so that a restart does not make them young again.
+	// +optional
+	Seen []TagSeen `json:"seen,omitempty"`
 }
 
 // AutomatedRelease is a release the automation created.

@@ -52,6 +52,9 @@ const (
 	// NoChangeReason: the repository already has the requested change; nothing was committed
 	// (Ready=True).
 	NoChangeReason = "NoChange"
+	// PullRequestFailedReason: the change was pushed to its branch but the pull request could
+	// not be opened or updated (the forge, its token); it is tried again.
+	PullRequestFailedReason = "PullRequestFailed"
 	// VerificationFailedReason: the updaters (or the patch file) changed something else than the
 	// requested change, or not the requested change; nothing was pushed (Ready=False).
 	VerificationFailedReason = "VerificationFailed"

@@ -24,6 +24,11 @@ const (
 	// and for policies: `Update policies of default:deployment/foo: automated=true, locked removed`.
 	DefaultMessageTemplate = `{{ with .Spec.ContainerImage -}}
 Update {{ $.Spec.Workload }} container {{ .Container }} to {{ .Image }}
+{{- else with .Spec.ContainerImages -}}
+Release {{ len . }} images
+{{ range . }}
+- {{ .Workload }} container {{ .Container }} to {{ .Image }}
+{{- end }}
 {{- else -}}
 Update policies of {{ .Spec.Workload }}: {{ range $i, $p := .Spec.Policies }}{{ if $i }}, {{ end }}{{ $p.Name }}{{ with $p.Value }}={{ . }}{{ else }} removed{{ end }}{{ end }}
 {{- end }}`
@@ -41,7 +46,8 @@ const (
 
 // ManifestUpdateSpec is one requested change of a workload: a new image for one of its containers,
 // or new values of its policies.
-// +kubebuilder:validation:XValidation:rule="has(self.containerImage) != has(self.policies)",message="exactly one of spec.containerImage or spec.policies must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.containerImage), has(self.policies), has(self.containerImages)].filter(x, x).size() == 1",message="exactly one of spec.containerImage, spec.policies or spec.containerImages must be set"
+// +kubebuilder:validation:XValidation:rule="has(self.workload) != has(self.containerImages)",message="spec.workload is required with spec.containerImage or spec.policies, and not allowed with spec.containerImages, whose entries name their workloads"
 type ManifestUpdateSpec struct {
 	// GenerationRef names the ManifestGeneration, in the same namespace, whose target path holds
 	// the workload; its source, a GitRepository, gives the repository URL and the credentials
@@ -53,8 +59,8 @@ type ManifestUpdateSpec struct {
 	// documentation, e.g. `default:deployment/foo`.
 	// +kubebuilder:validation:MaxLength=381
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?:[A-Za-z][A-Za-z0-9]*/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="spec.workload must be <namespace>:<kind>/<name>, e.g. default:deployment/foo"
-	// +required
-	Workload string `json:"workload"`
+	// +optional
+	Workload string `json:"workload,omitempty"`
 
 	// ContainerImage sets the image of one container of the workload (the containerImage
 	// updaters, or the patch file).
@@ -69,6 +75,20 @@ type ManifestUpdateSpec struct {
 	// +listMapKey=name
 	// +optional
 	Policies []PolicyChange `json:"policies,omitempty"`
+
+	// ContainerImages sets the images of several containers, of one workload or more, in one
+	// commit (an automation's grouped releases): the changes are verified together, and a
+	// group with one change that cannot be made pushes none.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	ContainerImages []WorkloadImageUpdate `json:"containerImages,omitempty"`
+
+	// PullRequest proposes the change as a pull request: the commit goes to a branch of its own,
+	// started afresh from the source's branch, and a pull request from it is opened (or the
+	// open one updated) on the forge.
+	// +optional
+	PullRequest *PullRequestSpec `json:"pullRequest,omitempty"`
 
 	// Git says where and how the change is committed.
 	// +kubebuilder:default={}
@@ -94,6 +114,63 @@ type ContainerImageUpdate struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9][A-Za-z0-9._-]*(:[0-9]+)?(/[a-z0-9][a-z0-9._-]*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}(@[a-z0-9]+([+._-][a-z0-9]+)*:[A-Za-z0-9=_-]{32,})?|@[a-z0-9]+([+._-][a-z0-9]+)*:[A-Za-z0-9=_-]{32,})$')",message="spec.containerImage.image must be an image with a tag or a digest: repo:tag or repo@digest"
 	// +required
 	Image string `json:"image"`
+}
+
+// WorkloadImageUpdate is a new image for one container of a workload.
+type WorkloadImageUpdate struct {
+	// Workload is `<namespace>:<kind>/<name>`.
+	// +kubebuilder:validation:MaxLength=381
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?:[A-Za-z][A-Za-z0-9]*/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="workload must be <namespace>:<kind>/<name>, e.g. default:deployment/foo"
+	// +required
+	Workload string `json:"workload"`
+
+	ContainerImageUpdate `json:",inline"`
+}
+
+// Forges a pull request can be opened on.
+const (
+	PullRequestGitea  = "gitea"
+	PullRequestGitHub = "github"
+	PullRequestGitLab = "gitlab"
+)
+
+// PullRequestSpec says on which forge a change is proposed.
+type PullRequestSpec struct {
+	// Provider is the forge of the GitRepository's URL: gitea, github or gitlab. Its API is
+	// reached at the host of that URL (api.github.com for github.com).
+	// +kubebuilder:validation:Enum=gitea;github;gitlab
+	// +required
+	Provider string `json:"provider"`
+
+	// SecretRef names a Secret, in the same namespace, whose `token` may open pull requests;
+	// default: the `password` of the GitRepository's secretRef.
+	// +optional
+	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+
+	// Branch the change is pushed to; default: one derived from the workload and the target,
+	// `sluice/<generation>/<workload>-<container>` (`sluice/<generation>/release` for a
+	// group), so that the next change of the same workload updates the same pull request.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Branch string `json:"branch,omitempty"`
+
+	// Title of the pull request; default: the first line of the commit message.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Title string `json:"title,omitempty"`
+}
+
+// PullRequestStatus is the pull request a change was proposed in.
+type PullRequestStatus struct {
+	// Number of the pull request (merge request iid on GitLab).
+	Number int64 `json:"number"`
+	// URL of the pull request's page.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Branch the change was pushed to.
+	Branch string `json:"branch"`
+	// Base is the branch the pull request merges into.
+	Base string `json:"base"`
 }
 
 // PolicyChange sets or removes one policy of the workload.
@@ -179,6 +256,10 @@ type ManifestUpdateStatus struct {
 	// Commit is the SHA of the commit pushed for this change.
 	// +optional
 	Commit string `json:"commit,omitempty"`
+
+	// PullRequest is the pull request the change is proposed in (with spec.pullRequest).
+	// +optional
+	PullRequest *PullRequestStatus `json:"pullRequest,omitempty"`
 
 	// Gates says whether the object's gates hold it, and what waits behind them; absent when
 	// the object has no gates.

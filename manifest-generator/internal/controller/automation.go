@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/google/go-containerregistry/pkg/name"
 	corev1 "k8s.io/api/core/v1"
@@ -39,44 +41,61 @@ func (r *ManifestGenerationReconciler) automate(ctx context.Context, obj *genera
 	}
 	now := time.Now()
 	st := obj.Status.Automation
-	if st != nil && st.LastScanTime != nil && st.Revision == obj.Status.LastAppliedRevision &&
+	// A reconcile request (a registry's webhook through a Receiver, `flux reconcile`) scans at
+	// once and lists the tags afresh.
+	request, requested := meta.ReconcileAnnotationValue(obj.GetAnnotations())
+	fresh := requested && (st == nil || request != st.LastHandledScanRequest)
+	if !fresh && st != nil && st.LastScanTime != nil && st.Revision == obj.Status.LastAppliedRevision &&
 		now.Sub(st.LastScanTime.Time) < spec.GetInterval() {
 		return
 	}
 	next := &generatorv1.AutomationStatus{LastScanTime: &metav1.Time{Time: now}, Revision: obj.Status.LastAppliedRevision}
 	if st != nil {
-		next.LastRelease = st.LastRelease
+		next.LastRelease, next.LastHandledScanRequest = st.LastRelease, st.LastHandledScanRequest
+	}
+	if requested {
+		next.LastHandledScanRequest = request
 	}
 	containers := automatedContainers(objects, obj.Namespace)
+	ch := &chooser{r: r, now: now}
 	var regs registries
 	if len(containers) > 0 { // the Secrets are read only when there is something to scan
 		regs = r.registries(ctx, obj)
+		if fresh {
+			regs.notBefore = now
+		}
+		ch.keys = r.readVerifyKeys(ctx, obj)
 	}
 	var failures []automationFailure
+	var releases []pendingRelease
 	for _, c := range containers {
+		if spec.Verify != nil && c.verify == "" {
+			c.verify = generatorv1.VerifyCosign
+		}
 		img := generatorv1.AutomatedImage{Workload: c.ref.String(), Container: c.container, Image: c.image, Filter: c.filter, Locked: c.locked}
-		tag, err := r.newestTag(ctx, regs, c)
+		prev := previousImage(st, img)
+		chosen, err := r.scanContainer(ctx, regs, ch, c, spec, prev)
 		if err != nil {
 			failures = append(failures, automationFailure{c: c, err: err})
 		}
-		img.LatestTag = tag
+		img.LatestTag, img.Waiting, img.Refused, img.Seen = chosen.tag, chosen.waiting, chosen.refused, chosen.seen
+		if c.pinned || c.verify != "" {
+			img.Digest = chosen.digest
+		}
 		next.Images = append(next.Images, img)
-		if c.locked || tag == "" || tag == currentTag(c.image) {
+		r.reportRefused(obj, c, prev, chosen.refused)
+		if c.locked || !needsRelease(c, chosen) {
 			continue
 		}
-		image := withTag(c.image, tag)
-		mu, created, err := r.release(ctx, obj, c, tag, image)
-		if err != nil {
-			failures = append(failures, automationFailure{c: c, err: fmt.Errorf("creating the release of %s: %w", image, err)})
-			continue
+		image := withTag(c.image, chosen.tag)
+		key := chosen.tag
+		if c.pinned {
+			image += "@" + chosen.digest
+			key = chosen.tag + "@" + chosen.digest
 		}
-		if created {
-			next.LastRelease = &generatorv1.AutomatedRelease{ManifestUpdate: mu, Workload: c.ref.String(), Container: c.container,
-				Image: image, Time: metav1.Time{Time: now}}
-			r.EventRecorder.AnnotatedEventf(obj, map[string]string{"image": image}, corev1.EventTypeNormal,
-				generatorv1.ReleaseCreatedReason, "ManifestUpdate '%s' releases %s to %s container %s", mu, image, c.ref, c.container)
-		}
+		releases = append(releases, pendingRelease{c: c, image: image, key: key})
 	}
+	failures = append(failures, r.releaseAll(ctx, obj, releases, next, now)...)
 	obj.Status.Automation = next
 	r.markAutomation(obj, failures)
 	if r.Metrics != nil {
@@ -87,39 +106,94 @@ func (r *ManifestGenerationReconciler) automate(ctx context.Context, obj *genera
 			r.Metrics.DeleteCondition(ctx, obj, generatorv1.AutomationFailedCondition)
 		}
 	}
-	log.FromContext(ctx).V(1).Info("scanned the images of the automated workloads", "images", len(next.Images))
+	log.FromContext(ctx).V(1).Info("scanned the images of the automated workloads", "images", len(next.Images), "fresh", fresh)
 }
 
-// newestTag is the newest tag of the container's repository that its filter accepts; "" when
-// none does (not a failure: nothing to release).
-func (r *ManifestGenerationReconciler) newestTag(ctx context.Context, regs registries, c automatedContainer) (string, error) {
+// needsRelease: the chosen tag (and, pinned, its digest) is not what the container runs.
+func needsRelease(c automatedContainer, chosen choice) bool {
+	if chosen.tag == "" {
+		return false
+	}
+	if chosen.tag != currentTag(c.image) {
+		return true
+	}
+	return c.pinned && chosen.digest != "" && chosen.digest != digestOf(c.image)
+}
+
+// previousImage is the container's entry in the last scan's status, nil when it had none.
+func previousImage(st *generatorv1.AutomationStatus, img generatorv1.AutomatedImage) *generatorv1.AutomatedImage {
+	if st == nil {
+		return nil
+	}
+	for i := range st.Images {
+		if p := &st.Images[i]; p.Workload == img.Workload && p.Container == img.Container {
+			return p
+		}
+	}
+	return nil
+}
+
+// reportRefused sends a Warning event for each tag refused for its signature that the last scan
+// had not refused already, so that a refused tag is said once, not at every interval.
+func (r *ManifestGenerationReconciler) reportRefused(obj *generatorv1.ManifestGeneration, c automatedContainer,
+	prev *generatorv1.AutomatedImage, refused []generatorv1.RefusedTag) {
+	for _, t := range refused {
+		if prev != nil && slices.ContainsFunc(prev.Refused, func(p generatorv1.RefusedTag) bool { return p.Digest == t.Digest }) {
+			continue
+		}
+		r.EventRecorder.AnnotatedEventf(obj, map[string]string{"image": withTag(c.image, t.Tag)}, corev1.EventTypeWarning,
+			generatorv1.TagNotVerifiedReason, "%s container %s: tag %s (%s) is not released: %s", c.ref, c.container, t.Tag, t.Digest, t.Reason)
+	}
+}
+
+// scanContainer lists the candidates of one container and chooses its tag; a choice without a
+// tag (and no error) means nothing qualifies.
+func (r *ManifestGenerationReconciler) scanContainer(ctx context.Context, regs registries, ch *chooser, c automatedContainer,
+	spec *generatorv1.Automation, prev *generatorv1.AutomatedImage) (choice, error) {
 	filter, err := imagescan.ParseFilter(c.filter)
 	if err != nil {
-		return "", &filterError{policy: workload.PolicyAnnotation(workload.TagPolicy(c.container)), err: err}
+		return choice{}, &policyError{policy: workload.TagPolicy(c.container), err: err, filter: true}
+	}
+	minAge, err := minimumAge(c, spec)
+	if err != nil {
+		return choice{}, err
+	}
+	if c.verify != "" && c.verify != generatorv1.VerifyCosign {
+		return choice{}, &policyError{policy: generatorv1.VerifyPolicyPrefix + c.container,
+			err: fmt.Errorf("verify %q is not a provider: the one provider is %s", c.verify, generatorv1.VerifyCosign)}
 	}
 	ref, err := name.ParseReference(c.image, regs.nameOptions()...)
 	if err != nil {
-		return "", fmt.Errorf("image '%s': %w", c.image, err)
+		return choice{}, fmt.Errorf("image '%s': %w", c.image, err)
 	}
 	opts, err := regs.options(ctx, c)
 	if err != nil {
-		return "", err
+		return choice{}, err
 	}
-	tag, err := r.Scanner.Newest(ctx, ref.Context(), filter, opts)
+	cands, err := r.Scanner.Candidates(ctx, ref.Context(), filter, opts)
 	if errors.Is(err, imagescan.ErrNoMatchingTag) {
-		return "", nil
+		return choice{}, nil
 	}
-	return tag, err
+	if err != nil {
+		return choice{}, err
+	}
+	return ch.choose(ctx, c, ref.Context(), opts, cands, minAge, prev)
 }
 
-// filterError is an invalid tag filter: the user fixes the annotation.
-type filterError struct {
+// policyError is a policy annotation that does not parse: the user fixes the annotation.
+type policyError struct {
 	policy string
 	err    error
+	// filter: it is the tag filter (InvalidFilter).
+	filter bool
 }
 
-func (e *filterError) Error() string {
-	return fmt.Sprintf("tag filter: %s: fix the %s annotation", e.err, e.policy)
+func (e *policyError) Error() string {
+	what := "policy"
+	if e.filter {
+		what = "tag filter"
+	}
+	return fmt.Sprintf("%s: %s: fix the %s annotation", what, e.err, workload.PolicyAnnotation(e.policy))
 }
 
 type automationFailure struct {
@@ -138,9 +212,12 @@ func (r *ManifestGenerationReconciler) markAutomation(obj *generatorv1.ManifestG
 	msgs := make([]string, 0, len(failures))
 	for _, f := range failures {
 		msg := fmt.Sprintf("%s container %s: %s", f.c.ref, f.c.container, f.err)
-		var fe *filterError
-		if errors.As(f.err, &fe) {
+		var pe *policyError
+		if errors.As(f.err, &pe) {
 			reason = generatorv1.InvalidFilterReason
+			if !pe.filter {
+				reason = generatorv1.InvalidPolicyReason
+			}
 		}
 		msgs = append(msgs, msg)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/workload"
 )
 
@@ -22,6 +23,14 @@ type automatedContainer struct {
 	locked    bool
 	// pullSecrets are the names of the workload's imagePullSecrets (in its namespace).
 	pullSecrets []string
+	// pinned writes image:tag@digest (fluxcd.io/digest.<container>: pinned).
+	pinned bool
+	// minAge is fluxcd.io/minimum-age.<container>, or spec.automation.minimumAge ("" when
+	// neither); parsed by the scan, which reports a bad one.
+	minAge string
+	// verify requires a cosign signature (fluxcd.io/verify.<container>: cosign, or
+	// spec.automation.verify).
+	verify string
 }
 
 // automatedContainers lists the containers of the objects annotated fluxcd.io/automated: "true",
@@ -49,7 +58,10 @@ func automatedContainers(objects []*unstructured.Unstructured, namespace string)
 				filter = defaultTagFilter
 			}
 			out = append(out, automatedContainer{ref: ref, container: container, image: image, filter: filter,
-				locked: policies[workload.PolicyLocked] == "true", pullSecrets: secrets})
+				locked: policies[workload.PolicyLocked] == "true", pullSecrets: secrets,
+				pinned: policies[generatorv1.DigestPolicyPrefix+container] == generatorv1.DigestPinned,
+				minAge: policies[generatorv1.MinimumAgePolicyPrefix+container],
+				verify: policies[generatorv1.VerifyPolicyPrefix+container]})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

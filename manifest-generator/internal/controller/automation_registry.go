@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +24,8 @@ import (
 type registries struct {
 	insecure  bool
 	transport http.RoundTripper
+	// notBefore makes the scan list the tags afresh (a reconcile request).
+	notBefore time.Time
 	// secrets are the data of spec.automation.secretRef (nil without one).
 	secrets []map[string][]byte
 	// err is why the automation's own Secrets could not be read: every lookup fails with it.
@@ -135,5 +138,5 @@ func (g registries) options(ctx context.Context, c automatedContainer) (imagesca
 			return imagescan.Options{}, fmt.Errorf("image pull secret %d: %w", i+1, err)
 		}
 	}
-	return imagescan.Options{Keychain: keychain, Insecure: g.insecure, Transport: g.transport}, nil
+	return imagescan.Options{Keychain: keychain, Insecure: g.insecure, Transport: g.transport, NotBefore: g.notBefore}, nil
 }

@@ -56,12 +56,19 @@ func automatedDeployment(image string, policies map[string]string) string {
 // with gates when refs are given, and publishes the repository's head as its artifact.
 func (f *updateFixture) automate(t *testing.T, gateRefs ...string) client.ObjectKey {
 	t.Helper()
+	return f.automateWith(t, func(*generatorv1.Automation) {}, gateRefs...)
+}
+
+// automateWith is automate with more of spec.automation set by with.
+func (f *updateFixture) automateWith(t *testing.T, with func(*generatorv1.Automation), gateRefs ...string) client.ObjectKey {
+	t.Helper()
 	g := NewWithT(t)
 	key := client.ObjectKey{Namespace: f.ns, Name: "apps"}
 	gen := &generatorv1.ManifestGeneration{}
 	g.Expect(k8s.Get(context.Background(), key, gen)).To(Succeed())
 	patch := client.MergeFrom(gen.DeepCopy())
 	gen.Spec.Automation = &generatorv1.Automation{Interval: &metav1.Duration{Duration: time.Second}, Insecure: true}
+	with(gen.Spec.Automation)
 	if len(gateRefs) > 0 {
 		gen.Spec.Gates = &gatesapi.Gates{Refs: gateRefs}
 	}

@@ -69,6 +69,8 @@ type ManifestGenerationReconciler struct {
 	lifecycle *owner.Lifecycle[*generatorv1.ManifestGeneration]
 	// transports have the TLS settings of spec.automation.certSecretRef, by digest of its data.
 	transports sync.Map
+	// verdicts are the signature verifications of the automation, by digest and key set.
+	verdicts verdicts
 }
 
 // +kubebuilder:rbac:groups=generator.toolkit.fluxcd.io,resources=manifestgenerations,verbs=get;list;watch;update;patch

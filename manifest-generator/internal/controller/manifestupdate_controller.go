@@ -154,13 +154,23 @@ func (r *ManifestUpdateReconciler) reconcile(ctx context.Context, obj *generator
 		r.EventRecorder.Event(obj, corev1.EventTypeNormal, generatorv1.NoChangeReason, msg)
 		return ctrl.Result{}, nil
 	}
+	if obj.Spec.PullRequest != nil {
+		pr, err := r.propose(ctx, obj, target, message)
+		if err != nil {
+			// Pushed but not proposed: the next attempt pushes the branch again and proposes it.
+			return ctrl.Result{}, r.failed(obj, generatorv1.PullRequestFailedReason, err)
+		}
+		obj.Status.PullRequest = pr
+	}
 	obj.Status.Commit = commit
-	msg := fmt.Sprintf("committed %s to %s", commit, target.Branch)
 	if err := r.markCommitted(ctx, obj, target); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.EventRecorder.AnnotatedEventf(obj, eventmeta.Revision(generatorv1.GroupVersion.Group, target.Branch+"@sha1:"+commit),
-		corev1.EventTypeNormal, generatorv1.CommittedReason, "%s", msg)
+		corev1.EventTypeNormal, generatorv1.CommittedReason, "%s", committedMessage(obj, target))
+	if target.FromBase {
+		return ctrl.Result{}, nil // the source's branch has not moved: the pull request's merge moves it
+	}
 	if err := r.requestSourceReconcile(ctx, obj.Namespace, target.RepoName); err != nil && !apierrors.IsNotFound(err) {
 		// The commit is pushed; the source sees it at its next interval anyway.
 		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, "ReconcileRequestFailed",

@@ -24,7 +24,7 @@ import (
 // markCommitted records that commit is on branch: Ready, or GateClosed while gates hold the
 // generation that applies it.
 func (r *ManifestUpdateReconciler) markCommitted(ctx context.Context, obj *generatorv1.ManifestUpdate, t update.Target) error {
-	msg := fmt.Sprintf("committed %s to %s", obj.Status.Commit, t.Branch)
+	msg := committedMessage(obj, t)
 	held := ""
 	if t.Branch == t.Base { // a change pushed to another branch waits for its merge, not for gates
 		var err error
@@ -38,6 +38,18 @@ func (r *ManifestUpdateReconciler) markCommitted(ctx context.Context, obj *gener
 	}
 	conditions.MarkTrue(obj, meta.ReadyCondition, generatorv1.CommittedReason, "%s", msg)
 	return nil
+}
+
+// committedMessage says where the change was pushed, and in which pull request it is proposed.
+func committedMessage(obj *generatorv1.ManifestUpdate, t update.Target) string {
+	msg := fmt.Sprintf("committed %s to %s", obj.Status.Commit, t.Branch)
+	if pr := obj.Status.PullRequest; pr != nil {
+		msg += fmt.Sprintf(", proposed in pull request #%d into %s", pr.Number, pr.Base)
+		if pr.URL != "" {
+			msg += ": " + pr.URL
+		}
+	}
+	return msg
 }
 
 // heldBy names what holds the update's generation: its own gates, else those of its

@@ -67,6 +67,10 @@ func (r *ManifestUpdateReconciler) target(ctx context.Context, obj *generatorv1.
 	if t.Branch == "" {
 		t.Branch = t.Base
 	}
+	if obj.Spec.PullRequest != nil {
+		// The change is proposed: its own branch, started from the branch it would be pushed to.
+		t.Base, t.Branch, t.FromBase = t.Branch, pullRequestBranch(obj), true
+	}
 	if t.URL == "" {
 		return t, "", reconcile.TerminalError(fmt.Errorf("GitRepository '%s/%s' has no spec.url", obj.Namespace, ref.Name))
 	}

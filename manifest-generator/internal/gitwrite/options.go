@@ -33,6 +33,9 @@ type Options struct {
 	// BaseBranch, when set, is checked out instead while Branch does not exist on the server;
 	// the first push then creates Branch from it (Flux's separate checkout and push branches).
 	BaseBranch string
+	// FromBase always starts from BaseBranch and replaces Branch with the result (a forced
+	// push): the branch of a pull request holds one change on top of its base, whatever it held.
+	FromBase bool
 	// Author signs the commit, as author and committer.
 	Author Author
 	// Message is the commit message.

@@ -59,9 +59,15 @@ func pushOnce(ctx context.Context, opts Options, change func(dir string) error) 
 	defer os.RemoveAll(dir)
 
 	target := plumbing.NewBranchReferenceName(opts.Branch)
-	repo, err := clone(ctx, dir, opts, target)
 	local, create := target, false
-	if errors.Is(err, gogit.NoMatchingRefSpecError{}) && opts.BaseBranch != "" && opts.BaseBranch != opts.Branch {
+	var repo *gogit.Repository
+	if opts.FromBase && opts.BaseBranch != "" && opts.BaseBranch != opts.Branch {
+		local, create = plumbing.NewBranchReferenceName(opts.BaseBranch), true
+		repo, err = clone(ctx, dir, opts, local)
+	} else {
+		repo, err = clone(ctx, dir, opts, target)
+	}
+	if errors.Is(err, gogit.NoMatchingRefSpecError{}) && !create && opts.BaseBranch != "" && opts.BaseBranch != opts.Branch {
 		// The push branch does not exist yet: start it from the base branch.
 		if err = os.RemoveAll(dir); err == nil {
 			local, create = plumbing.NewBranchReferenceName(opts.BaseBranch), true
@@ -103,7 +109,12 @@ func pushOnce(ctx context.Context, opts Options, change func(dir string) error) 
 		RefSpecs:   []config.RefSpec{config.RefSpec(local + ":" + target)},
 		Progress:   &progress,
 	}
-	if !create {
+	switch {
+	case opts.FromBase:
+		// The branch is the change's alone: whatever it held is replaced.
+		push.RefSpecs = []config.RefSpec{config.RefSpec("+" + local + ":" + target)}
+		push.Force = true
+	case !create:
 		push.ForceWithLease = &gogit.ForceWithLease{RefName: target, Hash: base}
 	}
 	if opts.Auth != nil {

@@ -41,11 +41,11 @@ type createdResult struct {
 
 func (s *Scanner) createdOf(ctx context.Context, c *client, tag name.Tag) (time.Time, v1.Hash, error) {
 	key := tag.Name() + "\x00" + c.credentials
-	if r, ok := s.cachedCreated(key); ok {
+	if r, ok := s.cachedCreated(key, c); ok {
 		return r.created, r.digest, nil
 	}
 	v, err := s.shared(ctx, "created\x00"+key, func(ctx context.Context) (any, error) {
-		if r, ok := s.cachedCreated(key); ok {
+		if r, ok := s.cachedCreated(key, c); ok {
 			return r, nil
 		}
 		release, err := s.acquire(ctx)
@@ -68,12 +68,17 @@ func (s *Scanner) createdOf(ctx context.Context, c *client, tag name.Tag) (time.
 }
 
 // cachedCreated answers from the caches alone while the tag's digest is
-// fresh.
-func (s *Scanner) cachedCreated(key string) (createdResult, bool) {
+// fresh: checked within DigestRefresh (Interval with FreshDigests) and not
+// before the client's NotBefore.
+func (s *Scanner) cachedCreated(key string, c *client) (createdResult, bool) {
+	refresh := s.cfg.DigestRefresh
+	if c.freshDigests {
+		refresh = s.cfg.Interval
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, ok := s.digests[key]
-	if !ok || s.cfg.Clock.Now().Sub(d.checked) >= s.cfg.DigestRefresh {
+	if !ok || s.cfg.Clock.Now().Sub(d.checked) >= refresh || d.checked.Before(c.notBefore) {
 		return createdResult{}, false
 	}
 	t, ok := s.created[d.digest]

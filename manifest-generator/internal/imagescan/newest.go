@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,55 +31,81 @@ func (e *NoMatchError) Error() string {
 
 func (e *NoMatchError) Is(target error) bool { return target == ErrNoMatchingTag }
 
-// Newest is the tag of repo a workload with filter should run: for a
-// semver filter the highest matching version, from the tag list alone; for
-// glob and regex filters the matching tag of the most recently created
-// image. Ties go to the lexically greatest tag, so that the answer does
-// not depend on the registry's order.
+// Candidate is a tag a filter accepts.
+type Candidate struct {
+	Tag string
+	// Created is the creation time of the tag's image, read for glob and regex filters (zero
+	// for semver filters, which need only the tag list).
+	Created time.Time
+}
+
+// Newest is the tag of repo a workload with filter should run: the first of
+// Candidates.
 func (s *Scanner) Newest(ctx context.Context, repo name.Repository, filter Filter, opts Options) (string, error) {
-	c, err := s.client(ctx, repo, opts)
+	cands, err := s.Candidates(ctx, repo, filter, opts)
 	if err != nil {
 		return "", err
+	}
+	return cands[0].Tag, nil
+}
+
+// Candidates are the tags of repo that filter accepts, the one a workload
+// should run first: for a semver filter the versions from the highest, from
+// the tag list alone; for glob and regex filters the tags from the most
+// recently created image. Ties go to the lexically greatest tag, so that
+// the order does not depend on the registry's. None is a NoMatchError.
+func (s *Scanner) Candidates(ctx context.Context, repo name.Repository, filter Filter, opts Options) ([]Candidate, error) {
+	c, err := s.client(ctx, repo, opts)
+	if err != nil {
+		return nil, err
 	}
 	tags, err := s.tagsOf(ctx, c)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var best string
+	var cands []Candidate
 	if filter.Kind() == KindSemver {
-		best = newestVersion(tags, filter)
-	} else if best, err = s.newestCreated(ctx, c, tags, filter); err != nil {
-		return "", err
+		cands = byVersion(tags, filter)
+	} else if cands, err = s.byCreated(ctx, c, tags, filter); err != nil {
+		return nil, err
 	}
-	if best == "" {
-		return "", &NoMatchError{Repository: c.repo.Name(), Filter: filter}
+	if len(cands) == 0 {
+		return nil, &NoMatchError{Repository: c.repo.Name(), Filter: filter}
 	}
-	return best, nil
+	return cands, nil
 }
 
-func newestVersion(tags []string, filter Filter) string {
-	var best string
-	var bestV *semver.Version
+func byVersion(tags []string, filter Filter) []Candidate {
+	type version struct {
+		tag string
+		v   *semver.Version
+	}
+	var vs []version
 	for _, t := range tags {
-		v, ok := filter.version(t)
-		if !ok {
-			continue
-		}
-		if bestV == nil || v.GreaterThan(bestV) || v.Equal(bestV) && t > best {
-			best, bestV = t, v
+		if v, ok := filter.version(t); ok {
+			vs = append(vs, version{t, v})
 		}
 	}
-	return best
+	slices.SortFunc(vs, func(a, b version) int {
+		if c := b.v.Compare(a.v); c != 0 {
+			return c
+		}
+		return strings.Compare(b.tag, a.tag)
+	})
+	out := make([]Candidate, len(vs))
+	for i, v := range vs {
+		out[i] = Candidate{Tag: v.tag}
+	}
+	return out
 }
 
-// newestCreated reads the creation time of every matching tag (from the
-// caches in the steady state). A tag deleted since the list was made is
-// passed over.
-func (s *Scanner) newestCreated(ctx context.Context, c *client, tags []string, filter Filter) (string, error) {
+// byCreated reads the creation time of every matching tag (from the caches
+// in the steady state). A tag deleted since the list was made is passed
+// over.
+func (s *Scanner) byCreated(ctx context.Context, c *client, tags []string, filter Filter) ([]Candidate, error) {
 	var (
-		mu          sync.Mutex
-		best        string
-		bestCreated time.Time
+		mu  sync.Mutex
+		out []Candidate
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.MaxConcurrent)
@@ -95,16 +123,20 @@ func (s *Scanner) newestCreated(ctx context.Context, c *client, tags []string, f
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if best == "" || created.After(bestCreated) || created.Equal(bestCreated) && t > best {
-				best, bestCreated = t, created
-			}
+			out = append(out, Candidate{Tag: t, Created: created})
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return "", err
+		return nil, err
 	}
-	return best, nil
+	slices.SortFunc(out, func(a, b Candidate) int {
+		if c := b.Created.Compare(a.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Tag, a.Tag)
+	})
+	return out, nil
 }
 
 func notFound(err error) bool {

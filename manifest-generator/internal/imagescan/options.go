@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -32,6 +33,12 @@ type Options struct {
 	// registry sessions are kept per Transport. The caches are not: a tag
 	// list is the same whichever trusted connection brought it.
 	Transport http.RoundTripper
+	// NotBefore, when set, makes the caches filled before it count as stale: the tag list and
+	// the tags' digests are read again (a registry webhook said the repository changed).
+	NotBefore time.Time
+	// FreshDigests checks a tag's digest once per Interval, as its tag list is, instead of once
+	// per DigestRefresh: for a pinned digest, or a verified one, a re-pushed tag must be seen.
+	FreshDigests bool
 }
 
 // retryStatusCodes are the answers go-containerregistry retries by itself
@@ -64,8 +71,13 @@ type pullerEntry struct{ puller *remote.Puller }
 type client struct {
 	repo        name.Repository
 	credentials string // digest of the credentials, to key the caches
-	puller      *remote.Puller
-	drop        func() // forgets the puller after an error
+	// notBefore and freshDigests are the Options'.
+	notBefore    time.Time
+	freshDigests bool
+	puller       *remote.Puller
+	// remote reaches the repository as the puller does: credentials, address policy, 429s.
+	remote []remote.Option
+	drop   func() // forgets the puller after an error
 }
 
 // client resolves opts for repo. The caches are keyed by the credentials
@@ -109,14 +121,14 @@ func (s *Scanner) client(ctx context.Context, repo name.Repository, opts Options
 	if err != nil {
 		return nil, err
 	}
-	newPuller := func() (*remote.Puller, error) {
-		return remote.NewPuller(
-			remote.WithAuth(auth),
-			remote.WithTransport(&rateLimitTransport{next: &countingTransport{next: base, stats: &s.stats}, s: s}),
-			remote.WithRetryStatusCodes(retryStatusCodes...),
-		)
+	ropts := []remote.Option{
+		remote.WithAuth(auth),
+		remote.WithTransport(&rateLimitTransport{next: &countingTransport{next: base, stats: &s.stats}, s: s}),
+		remote.WithRetryStatusCodes(retryStatusCodes...),
 	}
-	c := &client{repo: repo, credentials: credentials, drop: func() {}}
+	newPuller := func() (*remote.Puller, error) { return remote.NewPuller(ropts...) }
+	c := &client{repo: repo, credentials: credentials, notBefore: opts.NotBefore, freshDigests: opts.FreshDigests,
+		remote: ropts, drop: func() {}}
 	key := pullerKey{credentials: credentials, insecure: opts.Insecure, transport: base}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,4 +155,14 @@ func (s *Scanner) client(ctx context.Context, repo name.Repository, opts Options
 		}
 	}
 	return c, nil
+}
+
+// RemoteOptions reach repo as the Scanner does (the credentials of opts, the address policy,
+// the handling of 429s), for the reads it does not make itself: the signatures of an image.
+func (s *Scanner) RemoteOptions(ctx context.Context, repo name.Repository, opts Options) ([]remote.Option, error) {
+	c, err := s.client(ctx, repo, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.remote, nil
 }

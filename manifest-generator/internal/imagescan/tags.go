@@ -31,12 +31,12 @@ func (s *Scanner) Tags(ctx context.Context, repo name.Repository, opts Options) 
 // tagsOf is Tags for a resolved client; the slice returned is shared.
 func (s *Scanner) tagsOf(ctx context.Context, c *client) ([]string, error) {
 	key := c.repo.Name() + "\x00" + c.credentials
-	if tags, ok := s.cachedTags(key); ok {
+	if tags, ok := s.cachedTags(key, c.notBefore); ok {
 		return tags, nil
 	}
 	v, err := s.shared(ctx, "tags\x00"+key, func(ctx context.Context) (any, error) {
 		// A request that ended while this one queued has filled the cache.
-		if tags, ok := s.cachedTags(key); ok {
+		if tags, ok := s.cachedTags(key, c.notBefore); ok {
 			return tags, nil
 		}
 		release, err := s.acquire(ctx)
@@ -60,11 +60,11 @@ func (s *Scanner) tagsOf(ctx context.Context, c *client) ([]string, error) {
 	return v.([]string), nil
 }
 
-func (s *Scanner) cachedTags(key string) ([]string, bool) {
+func (s *Scanner) cachedTags(key string, notBefore time.Time) ([]string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.tags[key]
-	if !ok || s.cfg.Clock.Now().Sub(e.fetched) >= s.cfg.Interval {
+	if !ok || s.cfg.Clock.Now().Sub(e.fetched) >= s.cfg.Interval || e.fetched.Before(notBefore) {
 		return nil, false
 	}
 	return e.tags, true

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/copyback"
@@ -30,9 +29,9 @@ import (
 type change struct {
 	*Updater
 	req Request
-	// dir is the clone; ref the workload to change.
-	dir string
-	ref workload.Ref
+	// dir is the clone; edits the workloads to change.
+	dir   string
+	edits []*edit
 	// configPath and cfg are the target path's .flux.yaml; cfg is nil in raw mode.
 	configPath string
 	cfg        *fluxyaml.Config
@@ -49,8 +48,8 @@ type change struct {
 func (u *Updater) change(ctx context.Context, req Request, dir string) error {
 	c := &change{Updater: u, req: req, dir: dir}
 	var err error
-	if c.ref, err = workload.ParseRef(req.Update.Spec.Workload); err != nil {
-		return changeFailed(fmt.Errorf("spec.workload: %w", err))
+	if c.edits, err = editsOf(req.Update.Spec); err != nil {
+		return changeFailed(err)
 	}
 	if err := c.open(); err != nil {
 		return err
@@ -92,24 +91,28 @@ func (c *change) run(ctx context.Context) error {
 	if err != nil {
 		return changeFailed(err)
 	}
-	target, err := findWorkload(before.objects, c.ref, t.Namespace)
-	if err != nil {
-		return changeFailed(fmt.Errorf("%w in the manifests of path '%s' of branch '%s'", err, t.Path, t.Branch))
-	}
-	// What the workload must look like after the change.
-	want := target.DeepCopy()
-	if _, err := c.changeObject(want); err != nil {
-		return changeFailed(err)
+	// What each workload must look like after the change.
+	wants := make([]wanted, len(c.edits))
+	for i, e := range c.edits {
+		target, err := findWorkload(before.objects, e.ref, t.Namespace)
+		if err != nil {
+			return changeFailed(fmt.Errorf("%w in the manifests of path '%s' of branch '%s'", err, t.Path, t.Branch))
+		}
+		want := target.DeepCopy()
+		if _, err := e.apply(want); err != nil {
+			return changeFailed(fmt.Errorf("%s: %w", e.ref, err))
+		}
+		wants[i] = wanted{ref: e.ref, object: want}
 	}
 
 	var copied []copyback.File
 	switch {
 	case c.cfg == nil:
-		err = c.editRaw()
+		err = c.eachEdit(c.editRaw)
 	case c.cfg.PatchUpdated != nil:
-		err = c.editPatchFile(ctx, before.generated)
+		err = c.eachEdit(func(e *edit) error { return c.editPatchFile(ctx, before.generated, e) })
 	case c.cfg.CommandUpdated != nil:
-		if err = c.runUpdaters(ctx); err == nil {
+		if err = c.eachEdit(func(e *edit) error { return c.runUpdaters(ctx, e) }); err == nil {
 			copied, err = c.copyBack(ctx)
 		}
 	default:
@@ -123,7 +126,7 @@ func (c *change) run(ctx context.Context) error {
 	if err != nil {
 		return verificationFailed("the manifests of path '%s' cannot be generated after the change: %s", t.Path, err.Error())
 	}
-	if err := verify(before.objects, after.objects, c.ref, t.Namespace, want); err != nil {
+	if err := verify(before.objects, after.objects, wants, t.Namespace); err != nil {
 		return err
 	}
 	return c.checkEachFileCounts(ctx, copied, after.objects)
@@ -177,37 +180,35 @@ func (c *change) manifests(ctx context.Context) (generated, error) {
 	return res, nil
 }
 
-// changeObject applies the requested change to an object.
-func (c *change) changeObject(u *unstructured.Unstructured) (bool, error) {
-	spec := c.req.Update.Spec
-	if ci := spec.ContainerImage; ci != nil {
-		return workload.SetImage(u, ci.Container, ci.Image)
-	}
-	changed := false
-	for _, p := range spec.Policies {
-		if workload.SetPolicy(u, p.Name, p.Value) {
-			changed = true
+// eachEdit makes each edit in turn; a failing one is named when there are several.
+func (c *change) eachEdit(fn func(*edit) error) error {
+	for _, e := range c.edits {
+		if err := fn(e); err != nil {
+			if len(c.edits) > 1 {
+				return fmt.Errorf("%s: %w", e.ref, err)
+			}
+			return err
 		}
 	}
-	return changed, nil
+	return nil
 }
 
 // editRaw edits the file that holds the workload in place, keeping comments and layout.
-func (c *change) editRaw() error {
-	t, spec := c.req.Target, c.req.Update.Spec
+func (c *change) editRaw(e *edit) error {
+	t := c.req.Target
 	objs, err := fluxyaml.ReadRawObjects(c.dir, t.Path, c.Limits)
 	if err != nil {
 		return err
 	}
 	file := ""
 	for _, o := range objs {
-		if c.ref.Matches(o.Object, t.Namespace) {
+		if e.ref.Matches(o.Object, t.Namespace) {
 			file = o.File
 			break
 		}
 	}
 	if file == "" {
-		return fmt.Errorf("workload %s does not exist in the files of path '%s'", c.ref, t.Path)
+		return fmt.Errorf("workload %s does not exist in the files of path '%s'", e.ref, t.Path)
 	}
 	path := filepath.Join(c.dir, filepath.FromSlash(file))
 	info, err := os.Lstat(path)
@@ -218,18 +219,7 @@ func (c *change) editRaw() error {
 	if err != nil {
 		return err
 	}
-	updated, changed, err := workload.InFile(data, c.ref, t.Namespace, func(node *kyaml.RNode) error {
-		if ci := spec.ContainerImage; ci != nil {
-			_, err := workload.SetImageNode(node, ci.Container, ci.Image)
-			return err
-		}
-		for _, p := range spec.Policies {
-			if _, err := workload.SetPolicyNode(node, p.Name, p.Value); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	updated, changed, err := workload.InFile(data, e.ref, t.Namespace, e.applyNode)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -242,7 +232,7 @@ func (c *change) editRaw() error {
 // editPatchFile records the change in the patch file of a patchUpdated config, creating it
 // when missing, from the generators' output gen: in the clone, and in the session, whose
 // generators then run on the new patch file.
-func (c *change) editPatchFile(ctx context.Context, gen []*unstructured.Unstructured) error {
+func (c *change) editPatchFile(ctx context.Context, gen []*unstructured.Unstructured, e *edit) error {
 	t := c.req.Target
 	objs := make([]*unstructured.Unstructured, len(gen))
 	for i, o := range gen {
@@ -253,7 +243,7 @@ func (c *change) editPatchFile(ctx context.Context, gen []*unstructured.Unstruct
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading the patch file %s: %w", name, err)
 	}
-	updated, changed, err := patch.Update(objs, data, c.ref, c.changeObject, c.Scheme, patch.WithDefaultNamespace(t.Namespace))
+	updated, changed, err := patch.Update(objs, data, e.ref, e.apply, c.Scheme, patch.WithDefaultNamespace(t.Namespace))
 	if err != nil {
 		return fmt.Errorf("updating the patch file %s: %w", name, err)
 	}
@@ -271,22 +261,23 @@ func (c *change) editPatchFile(ctx context.Context, gen []*unstructured.Unstruct
 }
 
 // runUpdaters runs the containerImage or policy updaters of a commandUpdated config in the
-// target path of the session's copy of the clone, once per policy.
-func (c *change) runUpdaters(ctx context.Context) error {
-	spec := c.req.Update.Spec
+// target path of the session's copy of the clone, once per image and per policy of the edit.
+func (c *change) runUpdaters(ctx context.Context, e *edit) error {
 	targetDir, err := fluxyaml.TargetDir(c.dir, c.req.Target.Path)
 	if err != nil {
 		return err
 	}
-	if ci := spec.ContainerImage; ci != nil {
-		env, err := fluxyaml.ImageEnv(c.ref, ci.Container, ci.Image)
+	for _, ci := range e.images {
+		env, err := fluxyaml.ImageEnv(e.ref, ci.Container, ci.Image)
 		if err != nil {
 			return err
 		}
-		return fluxyaml.RunUpdaters(ctx, c.session, targetDir, c.cfg, fluxyaml.ImageUpdate, env)
+		if err := fluxyaml.RunUpdaters(ctx, c.session, targetDir, c.cfg, fluxyaml.ImageUpdate, env); err != nil {
+			return err
+		}
 	}
-	for _, p := range spec.Policies {
-		if err := fluxyaml.RunUpdaters(ctx, c.session, targetDir, c.cfg, fluxyaml.PolicyUpdate, fluxyaml.PolicyEnv(c.ref, p.Name, p.Value)); err != nil {
+	for _, p := range e.policies {
+		if err := fluxyaml.RunUpdaters(ctx, c.session, targetDir, c.cfg, fluxyaml.PolicyUpdate, fluxyaml.PolicyEnv(e.ref, p.Name, p.Value)); err != nil {
 			return err
 		}
 	}

@@ -19,7 +19,7 @@ import (
 func (u *Updater) pushOptions(ctx context.Context, req Request) (gitwrite.Options, func(), error) {
 	obj, t := req.Update, req.Target
 	author := obj.GetAuthor()
-	opts := gitwrite.Options{URL: t.URL, Branch: t.Branch, BaseBranch: t.Base, Author: gitwrite.Author{Name: author.Name, Email: author.Email},
+	opts := gitwrite.Options{URL: t.URL, Branch: t.Branch, BaseBranch: t.Base, FromBase: t.FromBase, Author: gitwrite.Author{Name: author.Name, Email: author.Email},
 		Dir: u.Dir, Message: req.Message}
 
 	parsed, err := url.Parse(t.URL)

@@ -47,7 +47,9 @@ type Target struct {
 	URL      string
 	Branch   string
 	// Base is the source's branch, where a new push branch starts.
-	Base       string
+	Base string
+	// FromBase starts from Base every time and replaces Branch (a pull request's branch).
+	FromBase   bool
 	SecretName string
 	// Path is the generation's spec.path, cleaned and relative to the repository root.
 	Path string

@@ -12,9 +12,15 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/workload"
 )
 
-// verify compares the manifests before and after the change: the workload must now be want,
-// and every other object must be as it was.
-func verify(before, after []*unstructured.Unstructured, ref workload.Ref, namespace string, want *unstructured.Unstructured) error {
+// wanted is what a changed workload must look like after the change.
+type wanted struct {
+	ref    workload.Ref
+	object *unstructured.Unstructured
+}
+
+// verify compares the manifests before and after the change: each changed workload must now be
+// what is wanted of it, and every other object must be as it was.
+func verify(before, after []*unstructured.Unstructured, wants []wanted, namespace string) error {
 	index := func(objs []*unstructured.Unstructured) map[patch.ID]*unstructured.Unstructured {
 		m := make(map[patch.ID]*unstructured.Unstructured, len(objs))
 		for _, o := range objs {
@@ -26,10 +32,12 @@ func verify(before, after []*unstructured.Unstructured, ref workload.Ref, namesp
 	var problems []string
 	for id, o := range b {
 		n, ok := a[id]
+		w := wantOf(wants, o, namespace)
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("%s was removed", describe(o)))
-		case ref.Matches(o, namespace):
+		case w != nil:
+			ref, want := w.ref, w.object
 			if !reflect.DeepEqual(n.Object, want.Object) {
 				if reflect.DeepEqual(n.Object, o.Object) && !reflect.DeepEqual(o.Object, want.Object) {
 					problems = append(problems, fmt.Sprintf("the requested change of %s is missing", ref))
@@ -50,6 +58,16 @@ func verify(before, after []*unstructured.Unstructured, ref workload.Ref, namesp
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return verificationFailed("verification of the change failed, nothing was pushed: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// wantOf is the entry of wants for o, nil when o is not changed.
+func wantOf(wants []wanted, o *unstructured.Unstructured, namespace string) *wanted {
+	for i := range wants {
+		if wants[i].ref.Matches(o, namespace) {
+			return &wants[i]
+		}
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func TestVerify(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			err := verify(tc.before, tc.after, ref, "apps", want)
+			err := verify(tc.before, tc.after, []wanted{{ref: ref, object: want}}, "apps")
 			if tc.problem == "" {
 				g.Expect(err).NotTo(HaveOccurred())
 				return

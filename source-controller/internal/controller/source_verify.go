@@ -11,10 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sluice-gitops/sluice/shared/cosign"
 	"github.com/sluice-gitops/sluice/shared/status"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
-	"github.com/sluice-gitops/sluice/source-controller/internal/oci"
 )
 
 // needsVerification: spec.verify is set and SourceVerified does not already vouch for the
@@ -43,7 +43,7 @@ func (r *SourceReconciler) verifySignature(ctx context.Context, obj source, v *s
 	if err != nil {
 		return r.notVerified(obj, err)
 	}
-	verifier, err := oci.NewKeyVerifier(data)
+	verifier, err := cosign.NewKeyVerifier(data)
 	if err != nil {
 		return r.notVerified(obj, fmt.Errorf("secret '%s/%s': %w", obj.GetNamespace(), v.SecretRef.Name, err))
 	}

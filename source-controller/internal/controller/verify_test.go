@@ -16,11 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sluice-gitops/sluice/shared/cosign/cosigntest"
 	"github.com/sluice-gitops/sluice/shared/testenv"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 
 	sourcev1 "github.com/sluice-gitops/sluice/source-controller/api/v1"
-	"github.com/sluice-gitops/sluice/source-controller/internal/oci/ocitest"
 )
 
 // ociCondition is "status|reason|message" of an OCIRepository condition once the status
@@ -61,7 +61,7 @@ func TestHelmChartCosignVerification(t *testing.T) {
 	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "bob", Password: "s3cret"})
 	opts := registry.RemoteOptions()
-	trusted, stranger := ocitest.NewKeyPair(t), ocitest.NewKeyPair(t)
+	trusted, stranger := cosigntest.NewKeyPair(t), cosigntest.NewKeyPair(t)
 	d1 := registry.PushChart(t, "charts", testserver.ChartSpec{Name: "podinfo", Version: "6.0.3"})
 	trusted.Sign(t, digestRef(t, registry, "charts/podinfo", d1), opts...)
 
@@ -135,7 +135,7 @@ func TestOCIRepositoryCosignVerification(t *testing.T) {
 	ns := env.Namespace(t)
 	registry := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "bob", Password: "s3cret"})
 	opts := registry.RemoteOptions()
-	trusted, stranger := ocitest.NewKeyPair(t), ocitest.NewKeyPair(t)
+	trusted, stranger := cosigntest.NewKeyPair(t), cosigntest.NewKeyPair(t)
 	good := registry.PushArtifact(t, "manifests/app:good", map[string]string{"app.yaml": "v: 1\n"}, nil)
 	trusted.Sign(t, digestRef(t, registry, "manifests/app", good), opts...)
 	registry.PushArtifact(t, "manifests/app:unsigned", map[string]string{"app.yaml": "v: 2\n"}, nil)

@@ -1,4 +1,4 @@
-package oci
+package cosign
 
 import (
 	"bytes"
@@ -78,6 +78,9 @@ func NewKeyVerifier(data map[string][]byte) (*KeyVerifier, error) {
 // Verify checks the signatures of ref (a digest, so the content verified is the content
 // pulled) and returns the name of the first key, in name order, that verifies one: a signature
 // of its payload whose claim names ref's digest.
+//
+// A digest reference is required, not a tag (which can move after the check): the verdict is
+// then about the content that will be deployed.
 func (v *KeyVerifier) Verify(ctx context.Context, ref name.Digest, opts ...remote.Option) (string, error) {
 	sigs, err := readSignatures(ctx, ref, opts)
 	if err != nil {

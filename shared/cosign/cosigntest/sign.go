@@ -1,6 +1,6 @@
-// Package ocitest signs OCI artifacts in tests with cosign's own signing code, the way
+// Package cosigntest signs OCI artifacts in tests with cosign's own signing code, the way
 // `cosign sign --key --tlog-upload=false` does.
-package ocitest
+package cosigntest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package oci_test
+package cosign_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/sluice-gitops/sluice/shared/testserver"
 
-	"github.com/sluice-gitops/sluice/source-controller/internal/oci"
-	"github.com/sluice-gitops/sluice/source-controller/internal/oci/ocitest"
+	"github.com/sluice-gitops/sluice/shared/cosign"
+	"github.com/sluice-gitops/sluice/shared/cosign/cosigntest"
 )
 
 func push(t *testing.T, reg *testserver.Registry, ref, content string) name.Digest {
@@ -29,7 +29,7 @@ func TestKeyVerifier(t *testing.T) {
 	ctx := context.Background()
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{Username: "u", Password: "p"})
 	opts := reg.RemoteOptions()
-	trusted, other := ocitest.NewKeyPair(t), ocitest.NewKeyPair(t)
+	trusted, other := cosigntest.NewKeyPair(t), cosigntest.NewKeyPair(t)
 
 	signed := push(t, reg, "apps/signed:v1", "a: 1")
 	trusted.Sign(t, signed, opts...)
@@ -39,7 +39,7 @@ func TestKeyVerifier(t *testing.T) {
 	moved := push(t, reg, "apps/moved:v1", "a: 4")
 	trusted.SignClaiming(t, moved, signed, opts...)
 
-	v, err := oci.NewKeyVerifier(map[string][]byte{"old.pub": other.Public, "team.pub": trusted.Public, "readme.txt": []byte("x")})
+	v, err := cosign.NewKeyVerifier(map[string][]byte{"old.pub": other.Public, "team.pub": trusted.Public, "readme.txt": []byte("x")})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	key, err := v.Verify(ctx, signed, opts...)
@@ -49,24 +49,24 @@ func TestKeyVerifier(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "any trusted key verifies")
 	g.Expect(key).To(Equal("old.pub"))
 
-	onlyTeam, err := oci.NewKeyVerifier(map[string][]byte{"team.pub": trusted.Public})
+	onlyTeam, err := cosign.NewKeyVerifier(map[string][]byte{"team.pub": trusted.Public})
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, ref := range []name.Digest{byOther, unsigned, moved} {
 		_, err := onlyTeam.Verify(ctx, ref, opts...)
-		g.Expect(errors.Is(err, oci.ErrNotVerified)).To(BeTrue(), "%s: %v", ref, err)
+		g.Expect(errors.Is(err, cosign.ErrNotVerified)).To(BeTrue(), "%s: %v", ref, err)
 		g.Expect(err.Error()).To(ContainSubstring(ref.String()))
 	}
 
 	_, err = onlyTeam.Verify(ctx, signed) // no credentials
 	g.Expect(err).To(HaveOccurred())
-	g.Expect(errors.Is(err, oci.ErrNotVerified)).To(BeFalse(), "a registry error is not a verification verdict: %v", err)
+	g.Expect(errors.Is(err, cosign.ErrNotVerified)).To(BeFalse(), "a registry error is not a verification verdict: %v", err)
 }
 
 func TestNewKeyVerifierBadSecrets(t *testing.T) {
 	g := NewWithT(t)
-	_, err := oci.NewKeyVerifier(map[string][]byte{"key.txt": []byte("x")})
-	g.Expect(errors.Is(err, oci.ErrNoKeys)).To(BeTrue())
-	_, err = oci.NewKeyVerifier(map[string][]byte{"broken.pub": []byte("not a key")})
+	_, err := cosign.NewKeyVerifier(map[string][]byte{"key.txt": []byte("x")})
+	g.Expect(errors.Is(err, cosign.ErrNoKeys)).To(BeTrue())
+	_, err = cosign.NewKeyVerifier(map[string][]byte{"broken.pub": []byte("not a key")})
 	g.Expect(err).To(MatchError(ContainSubstring("public key 'broken.pub' does not load")))
 }
 
@@ -77,8 +77,8 @@ func TestKeyVerifierBounds(t *testing.T) {
 	ctx := context.Background()
 	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
 	opts := reg.RemoteOptions()
-	trusted := ocitest.NewKeyPair(t)
-	v, err := oci.NewKeyVerifier(map[string][]byte{"team.pub": trusted.Public})
+	trusted := cosigntest.NewKeyPair(t)
+	v, err := cosign.NewKeyVerifier(map[string][]byte{"team.pub": trusted.Public})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	annotated := push(t, reg, "apps/annotated:v1", "a: 1")
@@ -90,7 +90,7 @@ func TestKeyVerifierBounds(t *testing.T) {
 	large := push(t, reg, "apps/large:v1", "a: 2")
 	trusted.SignAnnotated(t, large, map[string]any{"padding": strings.Repeat("x", 70<<10)}, opts...)
 	_, err = v.Verify(ctx, large, opts...)
-	g.Expect(errors.Is(err, oci.ErrNotVerified)).To(BeTrue(), "%v", err)
+	g.Expect(errors.Is(err, cosign.ErrNotVerified)).To(BeTrue(), "%v", err)
 
 	many := push(t, reg, "apps/many:v1", "a: 3")
 	for i := range 65 {
@@ -98,5 +98,5 @@ func TestKeyVerifierBounds(t *testing.T) {
 	}
 	_, err = v.Verify(ctx, many, opts...)
 	g.Expect(err).To(MatchError(ContainSubstring("65 signatures, at most 64 are read")))
-	g.Expect(errors.Is(err, oci.ErrNotVerified)).To(BeFalse())
+	g.Expect(errors.Is(err, cosign.ErrNotVerified)).To(BeFalse())
 }
