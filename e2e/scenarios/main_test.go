@@ -133,7 +133,9 @@ func run(m *testing.M) (code int) {
 			"source-controller": {"--watch-label-selector=!" + shardLabel},
 			// The automation scenario pushes a tag and waits for its release, to a registry on
 			// 127.0.0.1, which the automation may not reach by default.
-			"manifest-generator": {"--registry-poll-interval=1s", "--external-service-allowed-cidrs=127.0.0.1/32"},
+			// The objects of a shard are left to the registry webhook scenario's own instance.
+			"manifest-generator": {"--registry-poll-interval=1s", "--external-service-allowed-cidrs=127.0.0.1/32",
+				"--watch-label-selector=!" + shardLabel},
 			// The preview scenario's Gitea listens on 127.0.0.1, which the forge providers may
 			// not reach by default.
 			"resourceset-controller": {"--external-service-allowed-cidrs=127.0.0.1/32"},

@@ -58,6 +58,9 @@ func hashedName(base, id string) string {
 
 var dnsUnsafe = regexp.MustCompile(`[^a-z0-9.-]+`)
 
+// fluxShardLabel is the label Flux shards its controllers by (--watch-label-selector).
+const fluxShardLabel = "sharding.fluxcd.io/key"
+
 // releaseAll creates the ManifestUpdates of a scan's releases: one per container, or one for
 // them all with spec.automation.group: perScan. It records the last one created in next.
 func (r *ManifestGenerationReconciler) releaseAll(ctx context.Context, gen *generatorv1.ManifestGeneration,
@@ -118,6 +121,11 @@ func (r *ManifestGenerationReconciler) newRelease(gen *generatorv1.ManifestGener
 			Labels:    map[string]string{generatorv1.AutomatedLabel: "true", generatorv1.GenerationLabel: gen.Name},
 		},
 		Spec: generatorv1.ManifestUpdateSpec{GenerationRef: meta.LocalObjectReference{Name: gen.Name}},
+	}
+	// A generation kept by one instance of the controller (--watch-label-selector on Flux's
+	// sharding.fluxcd.io/key) has its releases kept by the same.
+	if shard, ok := gen.Labels[fluxShardLabel]; ok {
+		mu.Labels[fluxShardLabel] = shard
 	}
 	if spec.Git != nil {
 		mu.Spec.Git = spec.Git.DeepCopy()
