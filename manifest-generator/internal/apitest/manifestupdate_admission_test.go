@@ -141,7 +141,8 @@ spec:
 
 func TestManifestUpdateSpecValidation(t *testing.T) {
 	ns := env.Namespace(t)
-	const oneOf = "exactly one of spec.containerImage or spec.policies must be set"
+	const oneOf = "exactly one of spec.containerImage, spec.policies or spec.containerImages must be set"
+	const workloadRule = "spec.workload is required with spec.containerImage or spec.policies, and not allowed with spec.containerImages"
 	const ref = `
   generationRef: {name: podinfo}`
 	const image = `
@@ -161,7 +162,26 @@ func TestManifestUpdateSpecValidation(t *testing.T) {
 		{name: "workload foo", rejected: "spec.workload must be <namespace>:<kind>/<name>, e.g. default:deployment/foo",
 			spec: ref + image + `
   workload: foo`},
-		{name: "no workload", rejected: "spec.workload: Required value", spec: ref + image},
+		{name: "no workload", rejected: workloadRule, spec: ref + image},
+		{name: "containerImages with a workload", rejected: workloadRule, spec: ref + workload + `
+  containerImages:
+    - {workload: default:deployment/foo, container: app, image: "nginx:1.15"}`},
+		{name: "containerImages and containerImage", rejected: oneOf, spec: ref + image + `
+  containerImages:
+    - {workload: default:deployment/foo, container: app, image: "nginx:1.15"}`},
+		{name: "containerImages with a bad workload", rejected: "workload must be <namespace>:<kind>/<name>", spec: ref + `
+  containerImages:
+    - {workload: foo, container: app, image: "nginx:1.15"}`},
+		{name: "containerImages with an image without a tag", rejected: "must be an image with a tag or a digest", spec: ref + `
+  containerImages:
+    - {workload: default:deployment/foo, container: app, image: nginx}`},
+		{name: "pull request on an unknown forge", rejected: "spec.pullRequest.provider: Unsupported value", spec: ref + workload + image + `
+  pullRequest: {provider: bitbucket}`},
+		{name: "containerImages", spec: ref + `
+  containerImages:
+    - {workload: default:deployment/foo, container: app, image: "nginx:1.15"}
+    - {workload: default:deployment/bar, container: app, image: "nginx:1.15"}
+  pullRequest: {provider: gitea}`},
 		{name: "no generationRef", rejected: "spec.generationRef: Required value", spec: workload + image},
 		{name: "image without a tag", rejected: "spec.containerImage.image must be an image with a tag or a digest: repo:tag or repo@digest",
 			spec: ref + workload + `
