@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"encoding/base64"
 	"net/http"
 	"strings"
@@ -9,9 +8,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/shared/testserver"
@@ -37,7 +33,6 @@ type giteaPull struct {
 // duplicate), and a closed one is not reopened for its tag.
 func TestAutomationProposesReleasesAsPullRequestsOnGitea(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
 	gitea := testserver.NewGitea(t)
 	token := gitea.CreateUser(t, "releaser")
 	repo := gitea.CreateRepo(t, "releaser", "fleet")
@@ -49,16 +44,7 @@ func TestAutomationProposesReleasesAsPullRequestsOnGitea(t *testing.T) {
 	manifest := strings.ReplaceAll(automatedDeployment(image+":1.0.0",
 		map[string]string{"fluxcd.io/automated": "true", "fluxcd.io/tag.app": "semver:^1"}), nsPlaceholder, ns)
 	head := repo.As(token).Commit(t, "main", "Add podinfo", map[string]string{"apps/podinfo.yaml": manifest})
-	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "git-auth"},
-		Data: map[string][]byte{"username": []byte("releaser"), "password": []byte(token)}})).To(Succeed())
-	src := newSource(generatorv1.GitRepositoryKind)
-	src.SetNamespace(ns)
-	src.SetName("fleet")
-	g.Expect(unstructured.SetNestedField(src.Object, map[string]any{
-		"url": repo.HTTPURL(), "interval": "1h", "ref": map[string]any{"branch": "main"},
-		"secretRef": map[string]any{"name": "git-auth"},
-	}, "spec")).To(Succeed())
-	g.Expect(k8s.Create(ctx, src)).To(Succeed())
+	createFleet(t, ns, repo.HTTPURL(), "main", "releaser", token)
 	key := createGeneration(t, ns, `
 metadata:
   name: apps

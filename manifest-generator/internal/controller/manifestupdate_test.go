@@ -41,8 +41,6 @@ const nsPlaceholder = "__NS__"
 func newUpdateFixture(t *testing.T, files map[string]string) *updateFixture {
 	t.Helper()
 	testserver.RequireGit(t)
-	g := NewWithT(t)
-	ctx := context.Background()
 	srv := testserver.NewGitServer(t, testserver.Options{Username: "bob", Password: "s3cret"})
 	repo := srv.NewRepo(t, "fleet")
 	ns := tenantNamespace(t)
@@ -51,16 +49,7 @@ func newUpdateFixture(t *testing.T, files map[string]string) *updateFixture {
 		withNS[name] = strings.ReplaceAll(content, nsPlaceholder, ns)
 	}
 	base := repo.Commit(t, "Initial commit", withNS)
-	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "git-auth"},
-		Data: map[string][]byte{"username": []byte("bob"), "password": []byte("s3cret")}})).To(Succeed())
-	src := newSource(generatorv1.GitRepositoryKind)
-	src.SetNamespace(ns)
-	src.SetName("fleet")
-	g.Expect(unstructured.SetNestedField(src.Object, map[string]any{
-		"url": repo.HTTPURL(), "interval": "1h", "ref": map[string]any{"branch": "master"},
-		"secretRef": map[string]any{"name": "git-auth"},
-	}, "spec")).To(Succeed())
-	g.Expect(k8s.Create(ctx, src)).To(Succeed())
+	createFleet(t, ns, repo.HTTPURL(), "master", "bob", "s3cret")
 	createGeneration(t, ns, `
 metadata:
   name: apps
@@ -72,6 +61,24 @@ spec:
   interval: 1h
 `)
 	return &updateFixture{ns: ns, repo: repo, base: base}
+}
+
+// createFleet creates the GitRepository "fleet" of url and branch (spec only) with its basic-auth
+// Secret "git-auth".
+func createFleet(t *testing.T, ns, url, branch, username, password string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "git-auth"},
+		Data: map[string][]byte{"username": []byte(username), "password": []byte(password)}})).To(Succeed())
+	src := newSource(generatorv1.GitRepositoryKind)
+	src.SetNamespace(ns)
+	src.SetName("fleet")
+	g.Expect(unstructured.SetNestedField(src.Object, map[string]any{
+		"url": url, "interval": "1h", "ref": map[string]any{"branch": branch},
+		"secretRef": map[string]any{"name": "git-auth"},
+	}, "spec")).To(Succeed())
+	g.Expect(k8s.Create(ctx, src)).To(Succeed())
 }
 
 func (f *updateFixture) createUpdate(t *testing.T, manifest string) client.ObjectKey {
