@@ -182,6 +182,35 @@ func TestManifestGenerationSpecValidation(t *testing.T) {
   sourceRef: {kind: GitRepository, name: podinfo}
   interval: 5m
   path: ./apps/..staging/v1..2/.hidden`},
+		{name: "automation grouped by workload", rejected: `spec.automation.group: Unsupported value: "perWorkload"`, spec: `
+  sourceRef: {kind: GitRepository, name: podinfo}
+  interval: 5m
+  automation: {group: perWorkload}`},
+		{name: "automation minimum age in days", rejected: `spec.automation.minimumAge`, spec: `
+  sourceRef: {kind: GitRepository, name: podinfo}
+  interval: 5m
+  automation: {minimumAge: 2d}`},
+		{name: "automation verify without keys", rejected: `spec.automation.verify.secretRef: Required value`, spec: `
+  sourceRef: {kind: GitRepository, name: podinfo}
+  interval: 5m
+  automation: {verify: {provider: cosign}}`},
+		{name: "automation verify by notation", rejected: `spec.automation.verify.provider: Unsupported value: "notation"`, spec: `
+  sourceRef: {kind: GitRepository, name: podinfo}
+  interval: 5m
+  automation: {verify: {provider: notation, secretRef: {name: keys}}}`},
+		{name: "automation pull request without a provider", rejected: `spec.automation.pullRequest.provider: Required value`, spec: `
+  sourceRef: {kind: GitRepository, name: podinfo}
+  interval: 5m
+  automation: {pullRequest: {branch: releases}}`},
+		{name: "automation with every release policy", spec: `
+  sourceRef: {kind: GitRepository, name: podinfo}
+  interval: 5m
+  automation:
+    minimumAge: 24h
+    group: perScan
+    verify: {secretRef: {name: cosign-keys}}
+    git: {author: {name: Release Bot}, signingKey: {secretRef: {name: release-key}}}
+    pullRequest: {provider: github, secretRef: {name: github-token}}`},
 		{name: "OCIRepository source", spec: `
   sourceRef: {kind: OCIRepository, name: podinfo}
   interval: 10m
