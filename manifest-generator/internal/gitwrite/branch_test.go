@@ -33,3 +33,21 @@ func TestPushCreatesTheBranchFromTheBase(t *testing.T) {
 	_, err = gitwrite.Push(context.Background(), opts, writeFiles(map[string]string{"a": "b"}))
 	g.Expect(err).To(MatchError(ContainSubstring("cloning branch 'missing'")))
 }
+
+// FromBase (a pull request's branch) always starts from the base branch and replaces whatever
+// the push branch held: each push leaves one commit on top of the base.
+func TestPushFromBaseReplacesTheBranch(t *testing.T) {
+	g := NewWithT(t)
+	repo, base, opts := httpRepo(t)
+	opts.BaseBranch, opts.Branch, opts.FromBase = "master", "sluice/apps/podinfo", true
+
+	first, err := gitwrite.Push(context.Background(), opts, writeFiles(map[string]string{"apps/podinfo.yaml": "image: podinfo:6.1.0\n"}))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(gitIn(t, repo.Dir, "log", "-1", "--format=%P", first)).To(Equal(base))
+
+	second, err := gitwrite.Push(context.Background(), opts, writeFiles(map[string]string{"apps/podinfo.yaml": "image: podinfo:6.2.0\n"}))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(gitIn(t, repo.Dir, "rev-parse", "refs/heads/sluice/apps/podinfo")).To(Equal(second))
+	g.Expect(gitIn(t, repo.Dir, "log", "-1", "--format=%P", second)).To(Equal(base), "the first commit is replaced, not built on")
+	g.Expect(serverHead(t, repo)).To(Equal(base), "master is untouched")
+}
