@@ -126,9 +126,33 @@ type ImageVerification struct {
 	Provider string `json:"provider,omitempty"`
 
 	// SecretRef names a Secret, in the same namespace, whose `*.pub` entries are the cosign
-	// public keys (ECDSA, RSA or ed25519 PEM) a signature must verify with.
+	// public keys (ECDSA, RSA or ed25519 PEM) a signature must verify with; with
+	// matchOIDCIdentity, its `*.crt` entries are the certificate authority of the signing
+	// certificates (Fulcio's root) and `rekor.pub` the transparency log's public key.
 	// +required
 	SecretRef meta.LocalObjectReference `json:"secretRef"`
+
+	// MatchOIDCIdentity verifies keyless signatures, offline: one of these identities must be
+	// named by the signing certificate.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	MatchOIDCIdentity []OIDCIdentityMatch `json:"matchOIDCIdentity,omitempty"`
+}
+
+// OIDCIdentityMatch is an identity a keyless signing certificate may name: regular expressions
+// (matched against the whole value) of the OIDC issuer and of the subject.
+type OIDCIdentityMatch struct {
+	// Issuer of the OIDC token the certificate was issued for, e.g.
+	// `^https://token\.actions\.githubusercontent\.com$`.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Issuer string `json:"issuer"`
+	// Subject of the certificate: an email, or a workflow's URL for CI tokens.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Subject string `json:"subject"`
 }
 
 // GetMinimumAge is spec.automation.minimumAge, 0 when unset.

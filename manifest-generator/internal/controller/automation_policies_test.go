@@ -215,3 +215,36 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// Keyless signatures verify offline against the Secret's certificate authority and log key: a
+// tag signed by the release workflow's identity is released, one signed by another identity is
+// refused.
+func TestAutomationReleasesKeylessSignedTags(t *testing.T) {
+	g := NewWithT(t)
+	reg := testserver.NewRegistry(t, testserver.RegistryOptions{})
+	sigstore := cosigntest.NewSigstore(t)
+	reg.PushImage(t, "apps/podinfo", "1.0.0", day)
+	image := reg.Host() + "/apps/podinfo"
+	f := newUpdateFixture(t, map[string]string{"apps/podinfo.yaml": automatedDeployment(image+":1.0.0",
+		map[string]string{"fluxcd.io/automated": "true", "fluxcd.io/tag.app": "semver:^1", "fluxcd.io/verify.app": "cosign"})})
+	g.Expect(k8s.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "sigstore"},
+		Data: map[string][]byte{"fulcio.crt": sigstore.RootPEM, "rekor.pub": sigstore.RekorPublicPEM}})).To(Succeed())
+	const issuer = "https://token.actions.githubusercontent.com"
+	digestRef := func(d string) name.Digest {
+		ref, err := name.NewDigest(image+"@"+d, name.Insecure)
+		g.Expect(err).NotTo(HaveOccurred())
+		return ref
+	}
+	byIntruder := reg.PushImage(t, "apps/podinfo", "1.2.0", day.Add(2*time.Hour))
+	sigstore.Sign(t, digestRef(byIntruder.String()), "intruder@example.com", issuer, reg.RemoteOptions()...)
+	byRelease := reg.PushImage(t, "apps/podinfo", "1.1.0", day.Add(time.Hour))
+	sigstore.Sign(t, digestRef(byRelease.String()), "release@ci.example.com", issuer, reg.RemoteOptions()...)
+	key := f.automateWith(t, func(a *generatorv1.Automation) {
+		a.Verify = &generatorv1.ImageVerification{SecretRef: fluxmeta.LocalObjectReference{Name: "sigstore"},
+			MatchOIDCIdentity: []generatorv1.OIDCIdentityMatch{{Issuer: `https://token\.actions\.githubusercontent\.com`, Subject: `release@ci\.example\.com`}}}
+	})
+
+	g.Eventually(releases(f.ns), timeout).Should(ConsistOf(HaveField("Spec.ContainerImage.Image", image+":1.1.0")))
+	g.Eventually(automationStatus(key), timeout).Should(ConsistOf(And(HaveField("LatestTag", "1.1.0"),
+		HaveField("Refused", ConsistOf(HaveField("Tag", "1.2.0"))))))
+}

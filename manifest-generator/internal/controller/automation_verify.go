@@ -22,9 +22,10 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/imagescan"
 )
 
-// verifyKeys are the cosign public keys of spec.automation.verify, read once per scan.
+// verifyKeys are the cosign public keys (or keyless trust root) of spec.automation.verify, read
+// once per scan.
 type verifyKeys struct {
-	verifier *cosign.KeyVerifier
+	verifier cosign.Verifier
 	// id names the key set in the verdict cache: a digest of the Secret's keys.
 	id [sha256.Size]byte
 	// err is why there are no keys: every verification fails with it.
@@ -45,19 +46,34 @@ func (r *ManifestGenerationReconciler) readVerifyKeys(ctx context.Context, obj *
 	k := &verifyKeys{}
 	data, err := secrets.Data(ctx, r.Client, obj.Namespace, v.SecretRef.Name)
 	if err == nil {
-		k.verifier, err = cosign.NewKeyVerifier(data)
+		k.verifier, err = newVerifier(data, v.MatchOIDCIdentity)
 	}
 	if err != nil {
 		k.err = fmt.Errorf("spec.automation.verify: secret '%s/%s': %w", obj.Namespace, v.SecretRef.Name, err)
 		return k
 	}
 	h := sha256.New()
+	for _, id := range v.MatchOIDCIdentity {
+		fmt.Fprintf(h, "identity:%d:%s%d:%s", len(id.Issuer), id.Issuer, len(id.Subject), id.Subject)
+	}
 	for _, name := range slices.Sorted(maps.Keys(data)) {
 		fmt.Fprintf(h, "%d:%s%d:", len(name), name, len(data[name]))
 		h.Write(data[name])
 	}
 	copy(k.id[:], h.Sum(nil))
 	return k
+}
+
+// newVerifier is a key verifier, or a keyless one with identities.
+func newVerifier(data map[string][]byte, identities []generatorv1.OIDCIdentityMatch) (cosign.Verifier, error) {
+	if len(identities) == 0 {
+		return cosign.NewKeyVerifier(data)
+	}
+	ids := make([]cosign.Identity, len(identities))
+	for i, id := range identities {
+		ids[i] = cosign.Identity{Issuer: id.Issuer, Subject: id.Subject}
+	}
+	return cosign.NewKeylessVerifier(data, ids)
 }
 
 // verify checks the cosign signature of ref (a digest) with the keys; a verdict, either way, is
