@@ -54,7 +54,7 @@ TOOLS := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(CONTR
 
 GO_TEST_FLAGS ?= -count=1 -timeout 20m
 
-.PHONY: all tools node-tools tools-both-chains tools-chain-kubernetes tools-chain-other test-node generate check-generated build images test test-modules lint dev cluster bench fuzz clean
+.PHONY: all tools node-tools tools-both-chains tools-chain-kubernetes tools-chain-other test-node generate check-generated build images test test-modules test-race lint dev cluster bench fuzz clean
 
 all: build
 
@@ -281,7 +281,15 @@ images: build $(KUSTOMIZE) $(HELM)
 ## test: tools, generated-files check, lint, every module's tests against the real control plane,
 ## then the real node's tests (test-node)
 test: tools-both-chains
-	@$(MAKE) --no-print-directory check-generated lint build test-modules test-node
+	@$(MAKE) --no-print-directory check-generated lint build test-modules test-race test-node
+
+## test-race: the stress tests of the caches that tenants share (credentials, tokens, verdicts),
+## under the race detector (the class of Argo CD's CVE-2025-55191): the tests named
+## *UnderConcurrency, in the packages of RACE_PACKAGES only, as race builds are slow
+RACE_PACKAGES := manifest-generator/internal/imagescan/stresstest
+test-race:
+	@for p in $(RACE_PACKAGES); do echo "=== go test -race $$p"; \
+	  ( cd $${p%%/*} && go test -race -count=1 -run 'UnderConcurrency' ./$${p#*/}/ ) || exit 1; done
 
 # tools-both-chains builds tools and node-tools in two chains at once, each one build at a time:
 # the Kubernetes-based tools in one, Gitea and the node's runtime (dependencies of their own) in the

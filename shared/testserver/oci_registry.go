@@ -4,14 +4,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
-	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/sluice-gitops/sluice/shared/testserver/ociregistry"
 )
 
 // RegistryOptions configure NewRegistry. The zero value is an anonymous plain-HTTP registry.
@@ -34,13 +33,7 @@ type Registry struct {
 func NewRegistry(t testing.TB, opts RegistryOptions) *Registry {
 	t.Helper()
 	r := &Registry{username: opts.Username, password: opts.Password}
-	// The registry logs every request, and ORAS probes blobs with HEADs that are answered 404
-	// by design: too much noise for a test log. Failures surface in the clients' errors.
-	handler := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	if opts.Username != "" {
-		handler = &registryAuth{next: handler, username: opts.Username, password: opts.Password}
-	}
-	r.srv = httptest.NewUnstartedServer(handler)
+	r.srv = httptest.NewUnstartedServer(ociregistry.Handler(opts.Username, opts.Password))
 	r.srv.Config.ErrorLog = log.New(logWriter(cleanupSafeLogf(t)), "", 0)
 	if opts.TLS {
 		r.srv.StartTLS()
@@ -79,29 +72,4 @@ func (r *Registry) Transport() *http.Transport {
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	return tr
-}
-
-// registryAuth requires HTTP basic auth in front of the registry. The challenge is
-// `Basic realm="registry"`, which both clients the tests use follow without a token service:
-// ORAS (Helm's registry client) retries a 401 with basic credentials when the challenge's
-// scheme is Basic, and go-containerregistry's remote pings /v2/, reads the scheme and sends
-// basic credentials on every later request. Docker's token flow (Bearer challenge plus a
-// token endpoint) is not needed for either.
-type registryAuth struct {
-	next               http.Handler
-	username, password string
-}
-
-func (a *registryAuth) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	user, pass, ok := req.BasicAuth()
-	if !ok || !equal(user, a.username) || !equal(pass, a.password) {
-		w.Header().Set("WWW-Authenticate", `Basic realm="registry"`)
-		w.Header().Set("Docker-Distribution-API-Version", "registry/2.0")
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		// The distribution spec's error body, which clients quote in their errors.
-		io.WriteString(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`+"\n")
-		return
-	}
-	a.next.ServeHTTP(w, req)
 }
