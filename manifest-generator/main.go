@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -150,6 +151,7 @@ func main() {
 			Scheme: clientgoscheme.Scheme, Path: buildOpts.Path, MaxOutput: buildOpts.MaxOutput,
 			Runner: runnerClient, Limits: buildOpts.Limits},
 		DefaultTimeout: buildOpts.DefaultTimeout, RequeueDependency: opts.RequeueDependency,
+		ForgeClient: &http.Client{Timeout: controller.ForgeTimeout, Transport: scanConfig.Addresses.Transport()},
 	}
 	bootstrap.Exit(updates.SetupWithManager(context.Background(), mgr, opts.ControllerOptions()), "setting up the ManifestUpdate controller")
 

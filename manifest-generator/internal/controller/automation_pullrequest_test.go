@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testserver"
 
 	generatorv1 "github.com/sluice-gitops/sluice/manifest-generator/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/imagescan"
+	"github.com/sluice-gitops/sluice/manifest-generator/internal/update"
 )
 
 // giteaPull is what the test reads of a pull request on Gitea.
@@ -112,4 +115,27 @@ spec:
 	repo.As(token).ClosePullRequest(t, 1)
 	g.Consistently(func(g Gomega) []giteaPull { return pulls(g) }, 4*time.Second).Should(ConsistOf(HaveField("State", "closed")))
 	g.Expect(releases(ns)(g)).To(HaveLen(2))
+}
+
+// The forge a pull request is opened on is named by the tenant's GitRepository: its API is
+// reached only at the addresses the controller's policy allows, as the registries are. This
+// replays the class of Kargo's CVE-2026-32828 (a tenant's URL made the controller reach the
+// cloud's metadata service and its own ports). Checked against a reintroduced bug: with the
+// reconciler given a plain http.Client, the requests go out and this test fails.
+func TestPullRequestsReachOnlyAllowedAddresses(t *testing.T) {
+	g := NewWithT(t)
+	ns := tenantNamespace(t)
+	createFleet(t, ns, "http://127.0.0.1:1/owner/fleet.git", "main", "bot", "token")
+	r := &ManifestUpdateReconciler{Client: k8s, ForgeClient: &http.Client{Timeout: ForgeTimeout,
+		Transport: imagescan.AddressPolicy{}.Transport()}}
+	obj := &generatorv1.ManifestUpdate{}
+	obj.Namespace, obj.Name = ns, "release"
+	obj.Spec.GenerationRef.Name = "apps"
+	obj.Spec.Workload = ns + ":deployment/podinfo"
+	obj.Spec.PullRequest = &generatorv1.PullRequestSpec{Provider: generatorv1.PullRequestGitea}
+	for _, url := range []string{"http://169.254.169.254/owner/fleet.git", "http://127.0.0.1:8080/owner/fleet.git", "http://[::1]:8443/owner/fleet.git"} {
+		_, err := r.propose(context.Background(), obj, update.Target{URL: url, SecretName: "git-auth", Branch: "sluice/apps/x", Base: "main"}, "Release")
+		g.Expect(err).To(MatchError(ContainSubstring("refusing to connect to")), url)
+		g.Expect(err).To(MatchError(ContainSubstring("--external-service-allowed-cidrs")), url)
+	}
 }

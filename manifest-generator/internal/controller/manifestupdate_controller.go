@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -44,6 +45,9 @@ type ManifestUpdateReconciler struct {
 	// RequeueDependency is how soon an update whose ManifestGeneration or GitRepository is
 	// missing is retried.
 	RequeueDependency time.Duration
+	// ForgeClient reaches the forges' APIs for pull requests, with the address policy of the
+	// registries (--external-service-allowed-cidrs, --service-cidr); nil refuses pull requests.
+	ForgeClient *http.Client
 	// Clock dates the reconcile request a pushed change sends its GitRepository (the real clock
 	// when nil).
 	Clock clock.PassiveClock

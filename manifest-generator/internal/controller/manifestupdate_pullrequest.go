@@ -2,8 +2,8 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -14,8 +14,8 @@ import (
 	"github.com/sluice-gitops/sluice/manifest-generator/internal/update"
 )
 
-// forgeTimeout bounds one request to a forge's API.
-const forgeTimeout = 30 * time.Second
+// ForgeTimeout bounds one request to a forge's API.
+const ForgeTimeout = 30 * time.Second
 
 // pullRequestBranch is the branch a proposed change is pushed to: spec.pullRequest.branch, or
 // one derived from the generation and what the change is of, so that the next change of the
@@ -45,8 +45,11 @@ func (r *ManifestUpdateReconciler) propose(ctx context.Context, obj *generatorv1
 	if err != nil {
 		return nil, err
 	}
+	if r.ForgeClient == nil {
+		return nil, errors.New("this controller opens no pull requests")
+	}
 	forge, err := pullrequest.New(pullrequest.Options{Provider: pullrequest.Provider(spec.Provider), RepoURL: t.URL, Token: token,
-		HTTPClient: &http.Client{Timeout: forgeTimeout}})
+		HTTPClient: r.ForgeClient})
 	if err != nil {
 		return nil, err
 	}

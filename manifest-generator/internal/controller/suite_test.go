@@ -142,8 +142,7 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 		// Tag lists are kept a second: the automation tests push tags and expect them seen. Their
 		// registries are on loopback, which the automation reaches only when allowed
 		// (--external-service-allowed-cidrs=127.0.0.0/8).
-		Scanner: imagescan.New(imagescan.Config{Interval: time.Second,
-			Addresses: imagescan.AddressPolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}),
+		Scanner: imagescan.New(imagescan.Config{Interval: time.Second, Addresses: testAddresses}),
 	}
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return err
@@ -152,6 +151,8 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 		Client: mgr.GetClient(), EventRecorder: recorder, Metrics: readiness, RequeueDependency: time.Second,
 		Updater: &update.Updater{Secrets: mgr.GetClient(), Scheme: clientgoscheme.Scheme,
 			Path: filepath.Join(env.Root, "bin") + ":/usr/local/bin:/usr/bin:/bin", Runner: runnerClient, Limits: testLimits},
+		// The tests' Gitea listens on loopback.
+		ForgeClient: &http.Client{Timeout: ForgeTimeout, Transport: testAddresses.Transport()},
 	}
 	if err := updates.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return err
@@ -162,6 +163,9 @@ func startManager(ctx context.Context, scheme *runtime.Scheme, storage string) e
 
 // tenantNamespace creates a namespace of the test's own (testenv) whose ServiceAccount "tenant"
 // (the suite's --default-service-account) is bound to cluster-admin.
+// testAddresses let the controllers reach the tests' servers, on loopback.
+var testAddresses = imagescan.AddressPolicy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+
 func tenantNamespace(t testing.TB) string {
 	t.Helper()
 	g := NewWithT(t)

@@ -59,6 +59,10 @@ func (p AddressPolicy) guard(t *http.Transport) *http.Transport {
 }
 
 // defaultTransport is go-containerregistry's transport, guarded by p.
+// Transport is a transport that connects only to the addresses the policy allows, for the other
+// requests the controller makes on a tenant's behalf (a forge's API for pull requests).
+func (p AddressPolicy) Transport() *http.Transport { return p.defaultTransport() }
+
 func (p AddressPolicy) defaultTransport() *http.Transport {
 	t, ok := remote.DefaultTransport.(*http.Transport)
 	if !ok {
