@@ -103,7 +103,16 @@ spec:
 	waitReady(ctx, t, cluster, "flux-system", "kustomization/app")
 	t.Logf("the Kustomization applied the GitRepository's artifact %v after both were created", time.Since(start).Round(time.Millisecond))
 	revision := kubectl(ctx, t, cluster, "-n", "flux-system", "get", "gitrepository/fleet", "-o", "jsonpath={.status.artifact.revision}")
-	if applied := kubectl(ctx, t, cluster, "-n", "flux-system", "get", "kustomization/app", "-o", "jsonpath={.status.lastAppliedRevision}"); applied != revision {
+	// Ready was once read here with lastAppliedRevision still empty (a CI run): the revision is
+	// waited for, a little, rather than read once.
+	var applied string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		applied = kubectl(ctx, t, cluster, "-n", "flux-system", "get", "kustomization/app", "-o", "jsonpath={.status.lastAppliedRevision}")
+		if applied == revision || time.Now().After(deadline) {
+			break
+		}
+	}
+	if applied != revision {
 		t.Errorf("the Kustomization applied revision %q, the GitRepository's artifact is %q", applied, revision)
 	}
 	cm, err := cluster.Node.Client.CoreV1().ConfigMaps("flux-system").Get(ctx, "from-flux", metav1.GetOptions{})
