@@ -9,6 +9,7 @@ import (
 	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"hash"
 	"io"
@@ -65,6 +66,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if fuzzingOnly() {
+		os.Exit(m.Run())
+	}
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = notificationv1.AddToScheme(scheme)
@@ -89,6 +93,18 @@ func TestMain(m *testing.M) {
 	cancel()
 	_ = env.Stop()
 	os.Exit(code)
+}
+
+// fuzzingOnly tells whether this process only fuzzes (a fuzz worker, or `go test -run '^$' -fuzz`
+// as `make fuzz` runs it): FuzzReceiverPayloads parses in memory, and each worker would otherwise
+// start a control plane of its own.
+func fuzzingOnly() bool {
+	flag.Parse()
+	if w := flag.Lookup("test.fuzzworker"); w != nil && w.Value.String() == "true" {
+		return true
+	}
+	fuzz, run := flag.Lookup("test.fuzz"), flag.Lookup("test.run")
+	return fuzz != nil && fuzz.Value.String() != "" && run != nil && run.Value.String() == "^$"
 }
 
 // startManager runs the Receiver controller and the receiver as main.go wires them, Secrets read

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -17,7 +18,9 @@ import (
 // the API server is asked who they are: the request line, routed by the receiver's own patterns,
 // and the body. Nothing panics, and what is accepted stays within bounds: a namespace and a name
 // a Gate can have, one JSON object of known fields (none of them an identity), a reason and a
-// revision within their lengths and without control characters, a timestamp.
+// revision within their lengths and without control characters, a timestamp, which
+// checkTimestamp reads. The seeds hold the malformed bodies of Argo CD's CVE-2025-59531,
+// CVE-2025-59537 and CVE-2025-59538 (malformedSeeds).
 func FuzzRespondParsing(f *testing.F) {
 	f.Add("/gates/flux-system/release/approve", []byte(`{"reason":"LGTM","revision":"main@sha1:4f2c9e1","timestamp":"2026-11-22T10:00:00Z"}`))
 	f.Add("/gates/flux-system/release/reject", []byte(`{"timestamp":"2026-11-22T10:00:00Z"}`))
@@ -25,6 +28,10 @@ func FuzzRespondParsing(f *testing.F) {
 	f.Add("/gates/%2e%2e/x/reject", []byte(`{"revision":"a\u0000b","timestamp":"x"}`))
 	f.Add("/gates/ns/name%2Fother/approve", []byte(`{"timestamp":"2026-11-22T10:00:00Z"}{"groups":["system:masters"]}`))
 	f.Add("/gates/NS/Name/approve?x=1", []byte(`{"Revision":"`+strings.Repeat("a", 1100)+`","timestamp":"t"}`))
+
+	for _, b := range malformedSeeds("revision") {
+		f.Add("/gates/flux-system/release/approve", b)
+	}
 
 	f.Fuzz(func(t *testing.T, path string, raw []byte) {
 		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader("POST " + path + " HTTP/1.1\r\nHost: receiver\r\n\r\n")))
@@ -55,8 +62,8 @@ func FuzzRespondParsing(f *testing.F) {
 		if !json.Valid(raw) {
 			t.Fatalf("accepted a body that is not JSON: %q", raw)
 		}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &fields); err != nil {
+		fields, ok := asObject(raw)
+		if !ok {
 			t.Fatalf("accepted a body that is not an object: %q", raw)
 		}
 		for k := range fields {
@@ -74,5 +81,6 @@ func FuzzRespondParsing(f *testing.F) {
 		if b.Timestamp == "" {
 			t.Fatalf("a body without timestamp accepted: %q", raw)
 		}
+		_ = checkTimestamp(b.Timestamp, time.Now(), 5*time.Minute)
 	})
 }
