@@ -50,6 +50,7 @@ func NewS3(t testing.TB, opts S3Options) *S3 {
 	// gofakes3 answers every request without looking at its signature, so the keys are checked
 	// in front of it (s3_sigv4.go).
 	var handler http.Handler = gofakes3.New(s.backend, gofakes3.WithLogger(gofakes3.DiscardLog())).Server()
+	handler = s.urlEncodedListing(handler) // s3_list.go
 	if opts.AccessKey != "" {
 		handler = &sigV4Auth{next: handler, accessKey: opts.AccessKey, secretKey: opts.SecretKey}
 	}

@@ -71,6 +71,40 @@ func TestS3ServesObjects(t *testing.T) {
 	g.Expect(keys).To(ConsistOf("app/sub/b.yaml 92eb5ffee6ae2fec3ad71c777531578f"))
 }
 
+// Listings are URL-encoded when the client asks (minio-go always does), as S3 does: keys that
+// XML 1.0 cannot carry (a NUL byte), and keys with '%', '+' or spaces, are listed as put, and a
+// key listed can be read back. The Bucket source's regression test for Flux source-controller
+// CVE-2026-47680 (source-controller's bucket_paths_test.go) needs the NUL key to arrive.
+//
+// Checked against a reintroduced bug (then restored): without urlEncodedListing in NewS3, the
+// NUL key is listed as "app/nul\uFFFD.yaml" (gofakes3's XML encoder).
+func TestS3ListsKeysURLEncoded(t *testing.T) {
+	g := NewWithT(t)
+	s := NewS3(t, S3Options{AccessKey: "flux", SecretKey: "s3cret-key"})
+	odd := []string{"app/nul\x00.yaml", "app/100% a+b.yaml", "app/dir/../../x", `app/win\dir.yaml`}
+	for _, k := range odd {
+		s.Put(t, "manifests", k, "a")
+	}
+	s.Put(t, "manifests", "other/o.yaml", "a")
+	c := s3Client(t, s, "flux", "s3cret-key")
+
+	keys, err := listKeys(c, "manifests", "app/")
+	g.Expect(err).NotTo(HaveOccurred())
+	var want []string
+	for _, k := range odd {
+		want = append(want, k+" 0cc175b9c0f1b6a831c399e269772661") // md5("a")
+	}
+	g.Expect(keys).To(ConsistOf(want))
+	obj, err := c.GetObject(context.Background(), "manifests", "app/nul\x00.yaml", minio.GetObjectOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	body, err := io.ReadAll(obj)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(body)).To(Equal("a"))
+
+	_, err = listKeys(c, "missing", "")
+	g.Expect(minio.ToErrorResponse(err).Code).To(Equal("NoSuchBucket"))
+}
+
 // With keys, a request signed with them passes; a wrong secret key, an unknown access key and an
 // unsigned request are refused as S3 refuses them. Over TLS, the CA is the server's.
 func TestS3ChecksSignatures(t *testing.T) {

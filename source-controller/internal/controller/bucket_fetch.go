@@ -9,10 +9,12 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/fluxcd/pkg/sourceignore"
 	"github.com/opencontainers/go-digest"
@@ -135,8 +137,13 @@ func (r *BucketReconciler) listIndex(ctx context.Context, c *bucket.Client, obj 
 	}
 	matcher := sourceignore.NewMatcher(patterns)
 	ix := bucketIndex{}
+	var bad []error
 	err = c.List(ctx, name, obj.Spec.Prefix, func(o bucket.Object) error {
 		if strings.HasSuffix(o.Key, "/") || o.Key == sourceignore.IgnoreFile || matcher.Match(strings.Split(o.Key, "/"), false) {
+			return nil
+		}
+		if err := objectKeyError(o.Key); err != nil {
+			bad = append(bad, err)
 			return nil
 		}
 		ix[o.Key] = o
@@ -145,7 +152,90 @@ func (r *BucketReconciler) listIndex(ctx context.Context, c *bucket.Client, obj 
 	if err != nil {
 		return nil, fmt.Errorf("listing the objects of bucket '%s': %w", name, err)
 	}
+	bad = append(bad, ix.dirConflicts()...)
+	if len(bad) > 0 {
+		more := ""
+		if len(bad) > 1 {
+			more = fmt.Sprintf(" (and %d more object keys that cannot be paths)", len(bad)-1)
+		}
+		return nil, fmt.Errorf("bucket '%s': %w%s: rename or delete the object, or leave it out with spec.ignore or spec.prefix",
+			name, bad[0], more)
+	}
 	return ix, nil
+}
+
+// maxNameLength is the longest file name (one path component) Linux file systems take.
+const maxNameLength = 255
+
+// objectKeyError says why an object's key cannot be the path of its file in the artifact (nil
+// when it can): the artifact holds each object at its key, so the key must be a relative path of
+// names that are neither empty, "." nor "..", nor longer than a file name may be, without NUL.
+// Flux's source-controller once wrote objects whose key climbed out of its working directory
+// (CVE-2026-47680); fetchObjects also writes through an os.Root, and this check makes the
+// refusal say which key and what to do. Backslashes are ordinary characters of a file name here.
+func objectKeyError(key string) error {
+	fail := func(why string, args ...any) error {
+		return fmt.Errorf("object key %s %s", quoteKey(key), fmt.Sprintf(why, args...))
+	}
+	switch clean := path.Clean(key); {
+	case key == "":
+		return errors.New("an object key is empty")
+	case strings.IndexByte(key, 0) >= 0:
+		return fail("holds a NUL byte")
+	case strings.HasPrefix(key, "/"):
+		return fail("is an absolute path")
+	case clean == ".." || strings.HasPrefix(clean, "../"):
+		return fail("climbs out of the artifact with '..'")
+	}
+	for c := range strings.SplitSeq(key, "/") {
+		switch {
+		case c == "." || c == "..":
+			return fail("has a '%s' component", c)
+		case c == "":
+			return fail("has an empty name between two '/'")
+		case len(c) > maxNameLength:
+			return fail("has a name of %d bytes, longer than the %d a file name may have", len(c), maxNameLength)
+		}
+	}
+	return nil
+}
+
+// dirConflicts are the errors of keys that are also the directory of another key ("a" beside
+// "a/b"): the artifact cannot hold both a file and a directory at one path.
+func (ix bucketIndex) dirConflicts() []error {
+	keys := make([]string, 0, len(ix))
+	for k := range ix {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var errs []error
+	for _, k := range keys {
+		for d := path.Dir(k); d != "."; d = path.Dir(d) {
+			if _, ok := ix[d]; ok {
+				errs = append(errs, fmt.Errorf("object key %s is also the directory of %s", quoteKey(d), quoteKey(k)))
+				break
+			}
+		}
+	}
+	return errs
+}
+
+// quoteKey is a key as messages show it: quoted, control characters escaped, and cut to its
+// first 64 bytes when it is longer than 128.
+func quoteKey(key string) string {
+	const show, most = 64, 128
+	k, suffix := key, ""
+	if len(k) > most {
+		k, suffix = strings.ToValidUTF8(k[:show], ""), fmt.Sprintf("...' (%d bytes)", len(key))
+	}
+	if strings.IndexFunc(k, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		q := strconv.Quote(k)
+		k = q[1 : len(q)-1]
+	}
+	if suffix == "" {
+		suffix = "'"
+	}
+	return "'" + k + suffix
 }
 
 // maxIgnoreFileSize bounds the .sourceignore object that is read.

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"archive/tar"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -9,12 +10,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,19 +23,11 @@ import (
 // a well-behaved pusher would refuse included).
 func pushRawLayer(t *testing.T, reg *testserver.Registry, ref string, entries map[string]string) {
 	t.Helper()
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, testserver.FluxConfigMediaType)
-	img, err := mutate.Append(img, mutate.Addendum{Layer: static.NewLayer(tarGzip(t, entries), testserver.FluxContentMediaType)})
-	if err != nil {
-		t.Fatal(err)
+	var files []tarEntry
+	for n, content := range entries {
+		files = append(files, tarEntry{name: n, body: content, typ: tar.TypeReg})
 	}
-	r, err := name.ParseReference(reg.Host() + "/" + ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(r, img, reg.RemoteOptions()...); err != nil {
-		t.Fatal(err)
-	}
+	pushLayerEntries(t, reg, ref, files) // ocirepository_paths_test.go
 }
 
 // Upstream content a controller must refuse: a layer with entries outside the artifact, and
