@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-gitops/sluice/shared/impersonation"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 // Annotation values.
@@ -134,7 +135,7 @@ func (a *Applier) Apply(ctx context.Context, req Request) (*Result, error) {
 	if len(toApply) > 0 {
 		// The GET before each dry-run is answered from a LIST for objects that do not exist yet;
 		// in a first apply, their dry-run is skipped too (absent.go).
-		absent := newAbsentClient(a.Client.Client, toApply, len(req.Inventory) == 0)
+		absent := newAbsentClient(secrets.MaskingClient{Client: a.Client.Client}, toApply, len(req.Inventory) == 0)
 		applied, err := a.applyStaged(ctx, absent, toApply, a.options(req))
 		cs.Append(applied.Entries)
 		if err != nil {
@@ -201,9 +202,13 @@ func (a *Applier) Delete(ctx context.Context, owner types.NamespacedName, invent
 	return a.prune(ctx, rm, rm.GetOwnerLabels(owner.Name, owner.Namespace), stale)
 }
 
-func (a *Applier) manager() *ssa.ResourceManager { return a.managerFor(a.Client.Client) }
+func (a *Applier) manager() *ssa.ResourceManager {
+	return a.managerFor(secrets.MaskingClient{Client: a.Client.Client})
+}
 
-// managerFor is a resource manager that makes its requests with c.
+// managerFor is a resource manager that makes its requests with c. The clients under it mask
+// the values of a Secret in the API server's errors (secrets.MaskingClient): the API server
+// quotes what it could not decode, and those errors become conditions, events and log lines.
 func (a *Applier) managerFor(c client.Client) *ssa.ResourceManager {
 	rm := ssa.NewResourceManager(c, a.Client.Poller, ssa.Owner{Field: a.FieldManager, Group: a.OwnerGroup})
 	if a.Concurrency > 0 {

@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 // Ref mirrors one spec.dependsOn entry.
@@ -257,6 +259,9 @@ func hasReadyTrue(obj *unstructured.Unstructured) bool {
 
 // evaluate runs a readyExpr with the object's top-level fields as variables.
 func evaluate(ctx context.Context, w words, name string, object map[string]any, prog *compiled, hideData bool) error {
+	// CEL quotes the values it fails on ("no such key: <value>"): a Secret's are masked in the
+	// message, which reaches conditions, events, notifications and the dashboard.
+	secret := object
 	vars := make(map[string]any, len(object)+len(emptyWhenAbsent)+1)
 	for k, v := range object {
 		vars[k] = v
@@ -301,12 +306,12 @@ func evaluate(ctx context.Context, w words, name string, object map[string]any, 
 			// Interrupted: not a verdict on the dependency.
 			return fmt.Errorf("evaluating readyExpr of %s '%s': %w", w.noun, name, ctx.Err())
 		}
-		msg := err.Error()
+		msg := secrets.MaskValues(secret, err.Error())
 		var cancelled interpreter.EvalCancelledError
 		if errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded {
 			msg = fmt.Sprintf("evaluation cost exceeded the limit of %d", CostLimit)
 		}
-		return &NotReadyError{Dependency: name, Err: err,
+		return &NotReadyError{Dependency: name, Err: secrets.MaskError(secret, err),
 			Message: fmt.Sprintf("%s '%s' readyExpr failed: %s%s", w.noun, name, msg, hint)}
 	}
 	switch v := val.(type) {

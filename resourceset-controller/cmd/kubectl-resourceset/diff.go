@@ -20,10 +20,11 @@ import (
 	rsv1 "github.com/sluice-gitops/sluice/resourceset-controller/api/v1"
 	"github.com/sluice-gitops/sluice/shared/inventory"
 	"github.com/sluice-gitops/sluice/shared/owner"
+	"github.com/sluice-gitops/sluice/shared/secrets"
 )
 
 // secretMask replaces values of Secrets that the diff would otherwise show.
-const secretMask = "***"
+const secretMask = secrets.Mask
 
 // runDiff renders the ResourceSets and compares every generated object with the cluster by a
 // server-side apply dry-run as the controller's field manager (fluxcd/pkg/ssa's
@@ -39,7 +40,9 @@ func (o *buildOptions) runDiff(ctx context.Context) error {
 	if err != nil {
 		return &codedError{code: exitDiffError, err: err}
 	}
-	rm := ssa.NewResourceManager(s.client, nil, ssa.Owner{Field: fieldManager, Group: ownerGroup})
+	// The API server quotes the values of a Secret it could not decode in its dry-run errors,
+	// which are printed: masked (secrets.MaskingClient), as the diff masks them.
+	rm := ssa.NewResourceManager(secrets.MaskingClient{Client: s.client}, nil, ssa.Owner{Field: fieldManager, Group: ownerGroup})
 	var differs bool
 	var failed, total int
 	var problems []string
