@@ -1,89 +1,24 @@
 package fluxreceiver
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 
+	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook/bodytest"
+
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
 )
 
-// readMargin is what the server may read of a connection beyond the body's cap: the request's
-// headers, what its 4 KiB bufio.Reader reads ahead, and the chunks' framing.
-const readMargin = 16 << 10
-
-// maxStream bounds the "endless" body a test sends, only so that a server that does read a body
-// whole cannot exhaust the test machine's memory: 64 times the receiver's cap.
-const maxStream = 64 << 20
-
-// countingListener counts, per connection, the bytes the server read from it: what a caller made
-// the server take, whatever the kernel buffered on the way.
-type countingListener struct {
-	net.Listener
-	mu     sync.Mutex
-	byPeer map[string]*atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	n := &atomic.Int64{}
-	l.mu.Lock()
-	l.byPeer[c.RemoteAddr().String()] = n
-	l.mu.Unlock()
-	return &countingConn{Conn: c, n: n}, nil
-}
-
-// readFrom is how many bytes the server read from the connection of the client at addr.
-func (l *countingListener) readFrom(addr string) int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if n := l.byPeer[addr]; n != nil {
-		return n.Load()
-	}
-	return -1
-}
-
-type countingConn struct {
-	net.Conn
-	n *atomic.Int64
-}
-
-func (c *countingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
-// CloseWrite keeps what net/http does before it closes a connection whose body it did not read
-// (a FIN, then a pause, so that the answer is not lost to a reset).
-func (c *countingConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
-}
-
 // startCountingServer serves another receiver, with these limits, on a loopback listener that
 // counts what the server reads, until the test ends.
-func startCountingServer(t *testing.T, limits Limits) *countingListener {
+func startCountingServer(t *testing.T, limits Limits) *bodytest.CountingListener {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	counting := &countingListener{Listener: ln, byPeer: map[string]*atomic.Int64{}}
+	counting := bodytest.Listen(t)
 	srv := newServer(limits)
 	srv.Listener = counting
 	ctx, cancel := context.WithCancel(context.Background())
@@ -92,88 +27,11 @@ func startCountingServer(t *testing.T, limits Limits) *countingListener {
 	return counting
 }
 
-// endless is a body that does not end (until maxStream), and counts what was taken of it.
-type endless struct{ n int64 }
-
-func (e *endless) Read(p []byte) (int, error) {
-	if e.n >= maxStream {
-		return 0, io.EOF
-	}
-	p = p[:min(int64(len(p)), maxStream-e.n)]
-	for i := range p {
-		p[i] = 'x'
-	}
-	e.n += int64(len(p))
-	return len(p), nil
-}
-
-// streamed is what a streamed request got: the answer, the bytes of the body the client wrote
-// (to the kernel) and the bytes the server read of the connection.
-type streamed struct {
-	code       int
-	msg        string
-	sent, read int64
-}
-
-// sendStream posts an endless body to path on a connection of its own, as a raw HTTP/1.1 client
-// does: chunked when contentLength is negative, else under a Content-Length of contentLength
-// (which the stream does not honour when it is larger than maxStream). It reads the answer while
-// the body is still being written, waits until the server is done with the connection, and
-// returns what the server read of it.
-func sendStream(t *testing.T, ln *countingListener, path string, headers map[string]string, contentLength int64) streamed {
-	t.Helper()
-	g := NewWithT(t)
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	g.Expect(err).NotTo(HaveOccurred())
-	defer conn.Close()
-	g.Expect(conn.SetDeadline(time.Now().Add(60 * time.Second))).To(Succeed())
-	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n", path, ln.Addr())
-	for k, v := range headers {
-		head += k + ": " + v + "\r\n"
-	}
-	if contentLength < 0 {
-		head += "Transfer-Encoding: chunked\r\n"
-	} else {
-		head += fmt.Sprintf("Content-Length: %d\r\n", contentLength)
-	}
-	_, err = io.WriteString(conn, head+"\r\n")
-	g.Expect(err).NotTo(HaveOccurred())
-
-	body := &endless{}
-	written := make(chan struct{})
-	go func() {
-		defer close(written)
-		var w io.Writer = conn
-		if contentLength < 0 {
-			w = httputil.NewChunkedWriter(conn)
-		}
-		// Until the server closes the connection, or the stream ends; then a server still reading
-		// gets the end of the stream instead of waiting for more.
-		if _, err := io.Copy(w, body); err == nil {
-			_ = conn.(*net.TCPConn).CloseWrite()
-		}
-	}()
-
-	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	raw, err := io.ReadAll(resp.Body)
-	g.Expect(err).NotTo(HaveOccurred())
-	var out struct{ Message string }
-	g.Expect(json.Unmarshal(raw, &out)).To(Succeed(), string(raw))
-	// What the server reads after its answer, it reads before it closes its side.
-	_, _ = io.Copy(io.Discard, br)
-	read := ln.readFrom(conn.LocalAddr().String())
-	_ = conn.Close()
-	<-written
-	return streamed{code: resp.StatusCode, msg: out.Message, sent: body.n, read: read}
-}
-
 // The body is read before it is authenticated, as in Argo Workflows' CVE-2026-42294 (an OOM from
 // reading a webhook's body whole before authentication): a body over the cap (1 MiB) is answered
 // 413 once the cap is read, whether it comes with the token, a wrong one, or on a type whose path
 // is its only credential; chunked, or under a Content-Length that the body does not honour. The
-// server reads at most the cap and readMargin of the connection, whatever the client writes, and
+// server reads at most the cap and bodytest.ReadMargin of the connection, whatever the client writes, and
 // asks nothing.
 //
 // This test found that net/http, after the 413, still read up to 256 KiB more of a chunked body
@@ -181,7 +39,7 @@ func sendStream(t *testing.T, ln *countingListener, path string, headers map[str
 // webhook.ReadBody now ends the reading at the cap (1,053,156 bytes read, the cap and 4.5 KiB).
 // Checked against a reintroduced bug (then restored): webhook.ReadBody reading the body whole
 // with io.ReadAll(r.Body) and checking its size after (400 after the server read the whole
-// 64 MiB stream, 67,125,478 bytes, where 413 after at most cap+readMargin is expected).
+// 64 MiB stream, 67,125,478 bytes, where 413 after at most cap+bodytest.ReadMargin is expected).
 func TestReceiverReadsNoMoreThanTheCap(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.Namespace(t)
@@ -204,14 +62,14 @@ func TestReceiverReadsNoMoreThanTheCap(t *testing.T) {
 		{"generic, the path", generic, nil},
 		{"generic-hmac, a signature", hmac, map[string]string{"X-Signature": "sha256=" + mac(sha256Hash, token, []byte("x"))}},
 	} {
-		for _, length := range []int64{-1, 1 << 40, DefaultMaxBodySize + 1, 2 * maxStream} {
-			got := sendStream(t, ln, tc.path, tc.headers, length)
-			what := fmt.Sprintf("%s, Content-Length %d: read %d bytes of %d sent", tc.name, length, got.read, got.sent)
+		for _, length := range []int64{-1, 1 << 40, DefaultMaxBodySize + 1, 2 * bodytest.MaxStream} {
+			got := bodytest.Send(t, ln, tc.path, tc.headers, length)
+			what := fmt.Sprintf("%s, Content-Length %d: read %d bytes of %d sent", tc.name, length, got.Read, got.Sent)
 			t.Log(what)
-			g.Expect(got.code).To(Equal(http.StatusRequestEntityTooLarge), "%s: %s", what, got.msg)
-			g.Expect(got.msg).To(Equal("the body is too large"), what)
-			g.Expect(got.read).To(BeNumerically(">", DefaultMaxBodySize), what)
-			g.Expect(got.read).To(BeNumerically("<=", DefaultMaxBodySize+readMargin), what)
+			g.Expect(got.Code).To(Equal(http.StatusRequestEntityTooLarge), "%s: %s", what, got.Msg)
+			g.Expect(got.Msg).To(Equal("the body is too large"), what)
+			g.Expect(got.Read).To(BeNumerically(">", DefaultMaxBodySize), what)
+			g.Expect(got.Read).To(BeNumerically("<=", DefaultMaxBodySize+bodytest.ReadMargin), what)
 		}
 	}
 	g.Expect(requestedAt(gitRepositoryGVK, ns, "app")(g)).To(BeEmpty())
@@ -253,8 +111,8 @@ func TestReceiverOversizedBodiesLockOutNobody(t *testing.T) {
 	for i := range 20 {
 		headers := []map[string]string{caller, guesser}[i%2]
 		length := []int64{-1, 1 << 40}[i/2%2]
-		got := sendStream(t, ln, path, headers, length)
-		g.Expect(got.code).To(Equal(413), got.msg)
+		got := bodytest.Send(t, ln, path, headers, length)
+		g.Expect(got.Code).To(Equal(413), got.Msg)
 	}
 	// The oversized bodies spent no failed attempt: this guess is checked (401), not refused (429).
 	code, msg = postTo(t, url, path, push(), guesser)
@@ -275,9 +133,9 @@ func TestReceiverOversizedBodiesLockOutNobody(t *testing.T) {
 	g.Expect(codes).To(Equal(map[int]int{401: 1, 429: 9}))
 	// ...after which a body over the cap is still refused for its size, unread...
 	for _, headers := range []map[string]string{guesser, caller} {
-		got := sendStream(t, ln, path, headers, -1)
-		g.Expect(got.code).To(Equal(413), got.msg)
-		g.Expect(got.read).To(BeNumerically("<=", DefaultMaxBodySize+readMargin))
+		got := bodytest.Send(t, ln, path, headers, -1)
+		g.Expect(got.Code).To(Equal(413), got.Msg)
+		g.Expect(got.Read).To(BeNumerically("<=", DefaultMaxBodySize+bodytest.ReadMargin))
 	}
 	// ...and the caller, from the same address, is taken at once.
 	before := requestedAt(gitRepositoryGVK, ns, "app")(g)
