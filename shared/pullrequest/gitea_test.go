@@ -15,6 +15,8 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/sluice-gitops/sluice/shared/contracttest"
+
 	"github.com/sluice-gitops/sluice/shared/pullrequest"
 	"github.com/sluice-gitops/sluice/shared/testserver"
 )
@@ -235,14 +237,14 @@ func TestGiteaRepositoryURLs(t *testing.T) {
 	} {
 		t.Run(tc.repoURL+" "+tc.apiURL, func(t *testing.T) {
 			g := NewWithT(t)
-			redirect := &redirect{to: giteaURL, strip: tc.strip, next: http.DefaultTransport}
-			f, err := pullrequest.New(pullrequest.Options{Provider: pullrequest.Gitea, RepoURL: tc.repoURL, APIURL: tc.apiURL, Token: botToken, HTTPClient: redirect.client()})
+			redirect := contracttest.NewRedirectTo(giteaURL, tc.strip, http.DefaultTransport)
+			f, err := pullrequest.New(pullrequest.Options{Provider: pullrequest.Gitea, RepoURL: tc.repoURL, APIURL: tc.apiURL, Token: botToken, HTTPClient: redirect.Client()})
 			g.Expect(err).NotTo(HaveOccurred())
 			pr, err := f.Get(t.Context(), n)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(pr.Number).To(Equal(n))
 			g.Expect(pr.Head).To(Equal("feature"))
-			g.Expect(redirect.targets()).To(Equal([]string{fmt.Sprintf(tc.want, n)}))
+			g.Expect(redirect.Targets()).To(Equal([]string{fmt.Sprintf(tc.want, n)}))
 		})
 	}
 }

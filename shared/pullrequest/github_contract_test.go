@@ -5,8 +5,8 @@
 // the official client (go-github) sends (method, path, query, token and JSON body), serves the
 // documented bodies, and the tests assert the pull requests and errors the Forge makes of them.
 //
-// The helpers shared with gitlab_contract_test.go and gitea_test.go (fixtures, the request log,
-// the redirecting transport) are at the end of this file.
+// The fixtures, the request log and the redirecting transport are shared/contracttest's; the
+// helpers shared with gitlab_contract_test.go and gitea_test.go are at the end of this file.
 package pullrequest_test
 
 import (
@@ -16,13 +16,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	neturl "net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/sluice-gitops/sluice/shared/contracttest"
 
 	"github.com/sluice-gitops/sluice/shared/pullrequest"
 )
@@ -35,7 +34,7 @@ type gitHubAPI struct {
 	t      *testing.T
 	srv    *httptest.Server
 	prefix string
-	log    requestLog
+	log    contracttest.RequestLog
 	// routes maps "METHOD path" (path after the prefix) to its handler.
 	routes map[string]http.HandlerFunc
 }
@@ -48,12 +47,12 @@ func newGitHubAPI(t *testing.T, prefix string) *gitHubAPI {
 }
 
 func (api *gitHubAPI) serve(w http.ResponseWriter, r *http.Request) {
-	api.log.add(r)
+	api.log.Add(r)
 	path, ok := strings.CutPrefix(r.URL.EscapedPath(), api.prefix)
 	h := api.routes[r.Method+" "+path]
 	if !ok || h == nil {
 		api.t.Errorf("unexpected request %s %s", r.Method, r.URL)
-		writeJSON(w, http.StatusNotFound, []byte(`{"message":"Not Found"}`))
+		contracttest.WriteJSON(w, http.StatusNotFound, []byte(`{"message":"Not Found"}`))
 		return
 	}
 	if !strings.HasPrefix(r.Header.Get("Accept"), "application/vnd.github") {
@@ -70,7 +69,7 @@ func (api *gitHubAPI) serve(w http.ResponseWriter, r *http.Request) {
 func (api *gitHubAPI) answer(route string, status int, response json.RawMessage, want neturl.Values, wantBody string) {
 	api.routes[route] = func(w http.ResponseWriter, r *http.Request) {
 		checkRequest(api.t, r, want, wantBody)
-		writeJSON(w, status, response)
+		contracttest.WriteJSON(w, status, response)
 	}
 }
 
@@ -98,9 +97,9 @@ func TestContractGitHubEnsureOpensAPullRequest(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitHubAPI(t, "/api/v3")
 	api.answer("GET /repos/octocat/Hello-World/pulls", http.StatusOK, []byte("[]"), listQuery, "")
-	api.answer("POST /repos/octocat/Hello-World/pulls", http.StatusCreated, loadFixture(t, "github/create-pull-request").Response, nil,
+	api.answer("POST /repos/octocat/Hello-World/pulls", http.StatusCreated, contracttest.LoadFixture(t, "github/create-pull-request").Response, nil,
 		`{"title":"Update the images","head":"new-topic","base":"master","body":"Automated image update."}`)
-	api.answer("POST /repos/octocat/Hello-World/issues/1347/labels", http.StatusOK, loadFixture(t, "github/add-labels-to-an-issue").Response, nil,
+	api.answer("POST /repos/octocat/Hello-World/issues/1347/labels", http.StatusOK, contracttest.LoadFixture(t, "github/add-labels-to-an-issue").Response, nil,
 		`["bug","enhancement"]`)
 
 	pr, created, err := api.forge(t).Ensure(t.Context(), releaseRequest)
@@ -110,7 +109,7 @@ func TestContractGitHubEnsureOpensAPullRequest(t *testing.T) {
 		Number: 1347, URL: "https://github.com/octocat/Hello-World/pull/1347", State: pullrequest.Open,
 		Head: "new-topic", Base: "master", HeadSHA: "6dcb09b5b57875f334f61aebed695e2e4193db5e",
 	}))
-	g.Expect(api.log.all()).To(Equal([]string{
+	g.Expect(api.log.All()).To(Equal([]string{
 		"GET /api/v3/repos/octocat/Hello-World/pulls?base=master&head=octocat%3Anew-topic&per_page=100&state=open",
 		"POST /api/v3/repos/octocat/Hello-World/pulls",
 		"POST /api/v3/repos/octocat/Hello-World/issues/1347/labels",
@@ -120,8 +119,8 @@ func TestContractGitHubEnsureOpensAPullRequest(t *testing.T) {
 func TestContractGitHubEnsureUpdatesTheOpenPullRequest(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitHubAPI(t, "/api/v3")
-	api.answer("GET /repos/octocat/Hello-World/pulls", http.StatusOK, loadFixture(t, "github/list-pull-requests").Response, listQuery, "")
-	api.answer("PATCH /repos/octocat/Hello-World/pulls/1347", http.StatusOK, loadFixture(t, "github/update-pull-request").Response, nil,
+	api.answer("GET /repos/octocat/Hello-World/pulls", http.StatusOK, contracttest.LoadFixture(t, "github/list-pull-requests").Response, listQuery, "")
+	api.answer("PATCH /repos/octocat/Hello-World/pulls/1347", http.StatusOK, contracttest.LoadFixture(t, "github/update-pull-request").Response, nil,
 		`{"title":"Update the images","body":"Automated image update."}`)
 	f := api.forge(t)
 
@@ -132,7 +131,7 @@ func TestContractGitHubEnsureUpdatesTheOpenPullRequest(t *testing.T) {
 	g.Expect(created).To(BeFalse())
 	g.Expect(pr.Number).To(BeEquivalentTo(1347))
 	g.Expect(pr.State).To(Equal(pullrequest.Open))
-	g.Expect(api.log.all()).To(Equal([]string{
+	g.Expect(api.log.All()).To(Equal([]string{
 		"GET /api/v3/repos/octocat/Hello-World/pulls?base=master&head=octocat%3Anew-topic&per_page=100&state=open",
 		"PATCH /api/v3/repos/octocat/Hello-World/pulls/1347",
 	}))
@@ -144,11 +143,11 @@ func TestContractGitHubEnsureUpdatesTheOpenPullRequest(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(created).To(BeFalse())
 	g.Expect(pr.Number).To(BeEquivalentTo(1347))
-	g.Expect(api.log.all()).To(HaveLen(3))
+	g.Expect(api.log.All()).To(HaveLen(3))
 }
 
 func TestContractGitHubGetTellsMergedFromClosed(t *testing.T) {
-	documented := loadFixture(t, "github/get-pull-request").Response
+	documented := contracttest.LoadFixture(t, "github/get-pull-request").Response
 	for _, tc := range []struct {
 		name   string
 		fields map[string]any
@@ -176,7 +175,7 @@ func TestContractGitHubErrors(t *testing.T) {
 	t.Run("a refused token", func(t *testing.T) {
 		g := NewWithT(t)
 		api := newGitHubAPI(t, "/api/v3")
-		api.answer("GET /repos/octocat/Hello-World/pulls", http.StatusUnauthorized, loadFixture(t, "github/unauthorized").Response, nil, "")
+		api.answer("GET /repos/octocat/Hello-World/pulls", http.StatusUnauthorized, contracttest.LoadFixture(t, "github/unauthorized").Response, nil, "")
 		_, _, err := api.forge(t).Ensure(t.Context(), releaseRequest)
 		g.Expect(err).To(MatchError(And(
 			ContainSubstring(`looking for an open pull request from "new-topic" into "master" of `+api.repoURL()),
@@ -192,7 +191,7 @@ func TestContractGitHubErrors(t *testing.T) {
 		g := NewWithT(t)
 		api := newGitHubAPI(t, "/api/v3")
 		api.answer("GET /repos/octocat/Hello-World/pulls", http.StatusOK, []byte("[]"), listQuery, "")
-		api.answer("POST /repos/octocat/Hello-World/pulls", http.StatusForbidden, loadFixture(t, "github/forbidden").Response, nil, "")
+		api.answer("POST /repos/octocat/Hello-World/pulls", http.StatusForbidden, contracttest.LoadFixture(t, "github/forbidden").Response, nil, "")
 		_, _, err := api.forge(t).Ensure(t.Context(), releaseRequest)
 		g.Expect(err).To(MatchError(And(
 			ContainSubstring(`opening a pull request from "new-topic" into "master"`),
@@ -204,7 +203,7 @@ func TestContractGitHubErrors(t *testing.T) {
 	t.Run("no such pull request", func(t *testing.T) {
 		g := NewWithT(t)
 		api := newGitHubAPI(t, "/api/v3")
-		api.answer("GET /repos/octocat/Hello-World/pulls/1", http.StatusNotFound, loadFixture(t, "github/not-found").Response, nil, "")
+		api.answer("GET /repos/octocat/Hello-World/pulls/1", http.StatusNotFound, contracttest.LoadFixture(t, "github/not-found").Response, nil, "")
 		_, err := api.forge(t).Get(t.Context(), 1)
 		g.Expect(err).To(MatchError(And(ContainSubstring("reading pull request #1 of "+api.repoURL()),
 			ContainSubstring(`HTTP 404 Not Found ("Not Found")`), ContainSubstring("that the pull request exists"))))
@@ -214,8 +213,8 @@ func TestContractGitHubErrors(t *testing.T) {
 		g := NewWithT(t)
 		api := newGitHubAPI(t, "/api/v3")
 		api.answer("GET /repos/octocat/Hello-World/pulls", http.StatusOK, []byte("[]"), listQuery, "")
-		api.answer("POST /repos/octocat/Hello-World/pulls", http.StatusCreated, loadFixture(t, "github/create-pull-request").Response, nil, "")
-		api.answer("POST /repos/octocat/Hello-World/issues/1347/labels", http.StatusForbidden, loadFixture(t, "github/forbidden").Response, nil, "")
+		api.answer("POST /repos/octocat/Hello-World/pulls", http.StatusCreated, contracttest.LoadFixture(t, "github/create-pull-request").Response, nil, "")
+		api.answer("POST /repos/octocat/Hello-World/issues/1347/labels", http.StatusForbidden, contracttest.LoadFixture(t, "github/forbidden").Response, nil, "")
 		pr, created, err := api.forge(t).Ensure(t.Context(), releaseRequest)
 		var labelsErr *pullrequest.LabelsError
 		g.Expect(errors.As(err, &labelsErr)).To(BeTrue(), "%v", err)
@@ -227,7 +226,7 @@ func TestContractGitHubErrors(t *testing.T) {
 }
 
 func TestContractGitHubAPIAddresses(t *testing.T) {
-	documented := loadFixture(t, "github/get-pull-request").Response
+	documented := contracttest.LoadFixture(t, "github/get-pull-request").Response
 	for _, tc := range []struct {
 		repoURL, apiURL string
 		prefix          string // where the test server answers
@@ -251,13 +250,13 @@ func TestContractGitHubAPIAddresses(t *testing.T) {
 			g := NewWithT(t)
 			api := newGitHubAPI(t, tc.prefix)
 			api.answer("GET /repos/octocat/Hello-World/pulls/1347", http.StatusOK, documented, nil, "")
-			redirect := newRedirect(api.srv, "")
-			f, err := pullrequest.New(pullrequest.Options{Provider: pullrequest.GitHub, RepoURL: tc.repoURL, APIURL: tc.apiURL, Token: gitHubToken, HTTPClient: redirect.client()})
+			redirect := contracttest.NewRedirect(api.srv, "")
+			f, err := pullrequest.New(pullrequest.Options{Provider: pullrequest.GitHub, RepoURL: tc.repoURL, APIURL: tc.apiURL, Token: gitHubToken, HTTPClient: redirect.Client()})
 			g.Expect(err).NotTo(HaveOccurred())
 			pr, err := f.Get(t.Context(), 1347)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(pr.Number).To(BeEquivalentTo(1347))
-			g.Expect(redirect.targets()).To(Equal([]string{tc.want}))
+			g.Expect(redirect.Targets()).To(Equal([]string{tc.want}))
 		})
 	}
 }
@@ -280,7 +279,7 @@ func TestContractGitHubBoundsTheAnswers(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitHubAPI(t, "/api/v3")
 	var pr map[string]any
-	g.Expect(json.Unmarshal(loadFixture(t, "github/get-pull-request").Response, &pr)).To(Succeed())
+	g.Expect(json.Unmarshal(contracttest.LoadFixture(t, "github/get-pull-request").Response, &pr)).To(Succeed())
 	pr["body"] = strings.Repeat("x", 2<<20)
 	huge, _ := json.Marshal(pr)
 	api.answer("GET /repos/octocat/Hello-World/pulls/1347", http.StatusOK, huge, nil, "")
@@ -289,33 +288,6 @@ func TestContractGitHubBoundsTheAnswers(t *testing.T) {
 }
 
 // --- helpers shared with gitlab_contract_test.go and gitea_test.go ---
-
-// contractFixture is one file of testdata/contract (see the README.md there).
-type contractFixture struct {
-	Source   string          `json:"source"`
-	Request  string          `json:"request"`
-	Note     string          `json:"note"`
-	Response json.RawMessage `json:"response"`
-}
-
-func loadFixture(t *testing.T, name string) contractFixture {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "contract", name+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx contractFixture
-	if err := json.Unmarshal(data, &fx); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if !strings.HasPrefix(fx.Source, "https://docs.github.com/") && !strings.HasPrefix(fx.Source, "https://docs.gitlab.com/") {
-		t.Fatalf("%s does not name the documentation page it comes from", name)
-	}
-	if fx.Request == "" || fx.Note == "" || len(fx.Response) == 0 {
-		t.Fatalf("%s lacks its request, note or response", name)
-	}
-	return fx
-}
 
 // withFields is a JSON object with some of its top-level fields set.
 func withFields(t *testing.T, object json.RawMessage, fields map[string]any) json.RawMessage {
@@ -332,12 +304,6 @@ func withFields(t *testing.T, object json.RawMessage, fields map[string]any) jso
 		t.Fatal(err)
 	}
 	return data
-}
-
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }
 
 // checkRequest checks a request's query (exactly want, when want is not nil) and its JSON body
@@ -375,63 +341,4 @@ func checkRequest(t *testing.T, r *http.Request, want neturl.Values, wantBody st
 func mustJSON(v any) string {
 	data, _ := json.Marshal(v)
 	return string(data)
-}
-
-// requestLog records "METHOD path?query" of each request a test server receives.
-type requestLog struct {
-	mu   sync.Mutex
-	reqs []string
-}
-
-func (l *requestLog) add(r *http.Request) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	line := r.Method + " " + r.URL.EscapedPath()
-	if r.URL.RawQuery != "" {
-		line += "?" + r.URL.Query().Encode()
-	}
-	l.reqs = append(l.reqs, line)
-}
-
-func (l *requestLog) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.reqs...)
-}
-
-// redirect is a transport that sends every request to a test server (without strip, a prefix of
-// the path), recording the address the client meant (scheme, host and path), so that a test can
-// check which API a URL selects.
-type redirect struct {
-	to    *neturl.URL
-	strip string
-	next  http.RoundTripper
-	mu    sync.Mutex
-	was   []string
-}
-
-func newRedirect(srv *httptest.Server, strip string) *redirect {
-	to, _ := neturl.Parse(srv.URL)
-	return &redirect{to: to, strip: strip, next: srv.Client().Transport}
-}
-
-func (rd *redirect) RoundTrip(req *http.Request) (*http.Response, error) {
-	rd.mu.Lock()
-	rd.was = append(rd.was, req.URL.Scheme+"://"+req.URL.Host+req.URL.EscapedPath())
-	rd.mu.Unlock()
-	out := req.Clone(req.Context())
-	out.URL.Scheme, out.URL.Host, out.Host = rd.to.Scheme, rd.to.Host, ""
-	if rd.strip != "" {
-		out.URL.Path = strings.TrimPrefix(out.URL.Path, rd.strip)
-		out.URL.RawPath = strings.TrimPrefix(out.URL.RawPath, rd.strip)
-	}
-	return rd.next.RoundTrip(out)
-}
-
-func (rd *redirect) client() *http.Client { return &http.Client{Transport: rd} }
-
-func (rd *redirect) targets() []string {
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
-	return append([]string(nil), rd.was...)
 }

@@ -18,6 +18,8 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/sluice-gitops/sluice/shared/contracttest"
+
 	"github.com/sluice-gitops/sluice/shared/pullrequest"
 )
 
@@ -29,7 +31,7 @@ type gitLabAPI struct {
 	t      *testing.T
 	srv    *httptest.Server
 	prefix string
-	log    requestLog
+	log    contracttest.RequestLog
 	// project is the URL-encoded project path the requests must name.
 	project string
 	// routes maps "METHOD escaped path" (after <prefix>/api/v4/projects/<project>) to its handler.
@@ -44,13 +46,13 @@ func newGitLabAPI(t *testing.T, prefix, project string) *gitLabAPI {
 }
 
 func (api *gitLabAPI) serve(w http.ResponseWriter, r *http.Request) {
-	api.log.add(r)
+	api.log.Add(r)
 	// The client names the project by its URL-encoded full path, as GitLab documents.
 	path, ok := strings.CutPrefix(r.URL.EscapedPath(), api.prefix+"/api/v4/projects/"+api.project)
 	h := api.routes[r.Method+" "+path]
 	if !ok || h == nil {
 		api.t.Errorf("unexpected request %s %s", r.Method, r.URL.EscapedPath())
-		writeJSON(w, http.StatusNotFound, []byte(`{"message":"404 Project Not Found"}`))
+		contracttest.WriteJSON(w, http.StatusNotFound, []byte(`{"message":"404 Project Not Found"}`))
 		return
 	}
 	if got := r.Header.Get("PRIVATE-TOKEN"); got != gitLabToken {
@@ -67,7 +69,7 @@ func (api *gitLabAPI) serve(w http.ResponseWriter, r *http.Request) {
 func (api *gitLabAPI) answer(route string, status int, response json.RawMessage, want neturl.Values, wantBody string) {
 	api.routes[route] = func(w http.ResponseWriter, r *http.Request) {
 		checkRequest(api.t, r, want, wantBody)
-		writeJSON(w, status, response)
+		contracttest.WriteJSON(w, status, response)
 	}
 }
 
@@ -89,7 +91,7 @@ func TestContractGitLabEnsureOpensAMergeRequest(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "", "my-group/my-project")
 	api.answer("GET /merge_requests", http.StatusOK, []byte("[]"), mrQuery("manual-job-rules"), "")
-	api.answer("POST /merge_requests", http.StatusCreated, loadFixture(t, "gitlab/create-merge-request").Response, nil,
+	api.answer("POST /merge_requests", http.StatusCreated, contracttest.LoadFixture(t, "gitlab/create-merge-request").Response, nil,
 		`{"title":"Update the images","description":"Automated image update.","source_branch":"manual-job-rules","target_branch":"master","labels":"automated,images"}`)
 
 	pr, created, err := api.forge(t).Ensure(t.Context(), pullrequest.Request{
@@ -103,7 +105,7 @@ func TestContractGitLabEnsureOpensAMergeRequest(t *testing.T) {
 		Head: "manual-job-rules", Base: "master", HeadSHA: "e82eb4a098e32c796079ca3915e07487fc4db24c",
 	}))
 	// The labels go with the merge request: one request.
-	g.Expect(api.log.all()).To(Equal([]string{
+	g.Expect(api.log.All()).To(Equal([]string{
 		"GET /api/v4/projects/my-group%2Fmy-project/merge_requests?per_page=100&source_branch=manual-job-rules&state=opened&target_branch=master",
 		"POST /api/v4/projects/my-group%2Fmy-project/merge_requests",
 	}))
@@ -112,8 +114,8 @@ func TestContractGitLabEnsureOpensAMergeRequest(t *testing.T) {
 func TestContractGitLabEnsureUpdatesTheOpenMergeRequest(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "", "my-group/my-project")
-	api.answer("GET /merge_requests", http.StatusOK, loadFixture(t, "gitlab/list-project-merge-requests").Response, mrQuery("test1"), "")
-	api.answer("PUT /merge_requests/12", http.StatusOK, loadFixture(t, "gitlab/update-merge-request").Response, nil,
+	api.answer("GET /merge_requests", http.StatusOK, contracttest.LoadFixture(t, "gitlab/list-project-merge-requests").Response, mrQuery("test1"), "")
+	api.answer("PUT /merge_requests/12", http.StatusOK, contracttest.LoadFixture(t, "gitlab/update-merge-request").Response, nil,
 		`{"title":"Update the images, again","description":"Automated image update, second push."}`)
 	f := api.forge(t)
 
@@ -129,7 +131,7 @@ func TestContractGitLabEnsureUpdatesTheOpenMergeRequest(t *testing.T) {
 		Number: 12, URL: "http://gitlab.example.com/my-group/my-project/merge_requests/12", State: pullrequest.Open,
 		Head: "test1", Base: "master", HeadSHA: "9999999999999999999999999999999999999999",
 	}))
-	g.Expect(api.log.all()).To(Equal([]string{
+	g.Expect(api.log.All()).To(Equal([]string{
 		"GET /api/v4/projects/my-group%2Fmy-project/merge_requests?per_page=100&source_branch=test1&state=opened&target_branch=master",
 		"PUT /api/v4/projects/my-group%2Fmy-project/merge_requests/12",
 	}))
@@ -139,11 +141,11 @@ func TestContractGitLabEnsureUpdatesTheOpenMergeRequest(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(created).To(BeFalse())
 	g.Expect(pr.Number).To(BeEquivalentTo(12))
-	g.Expect(api.log.all()).To(HaveLen(3))
+	g.Expect(api.log.All()).To(HaveLen(3))
 }
 
 func TestContractGitLabGetStates(t *testing.T) {
-	documented := loadFixture(t, "gitlab/get-merge-request").Response
+	documented := contracttest.LoadFixture(t, "gitlab/get-merge-request").Response
 	for state, want := range map[string]pullrequest.State{
 		"opened": pullrequest.Open,
 		"locked": pullrequest.Open, // while GitLab merges it
@@ -160,7 +162,7 @@ func TestContractGitLabGetStates(t *testing.T) {
 				Number: 133, URL: "https://gitlab.com/marcel.amirault/test-project/-/merge_requests/133", State: want,
 				Head: "manual-job-rules", Base: "master", HeadSHA: "e82eb4a098e32c796079ca3915e07487fc4db24c",
 			}))
-			g.Expect(api.log.all()).To(Equal([]string{"GET /api/v4/projects/my-group%2Fmy-project/merge_requests/133"}))
+			g.Expect(api.log.All()).To(Equal([]string{"GET /api/v4/projects/my-group%2Fmy-project/merge_requests/133"}))
 		})
 	}
 }
@@ -171,21 +173,21 @@ func TestContractGitLabErrors(t *testing.T) {
 	t.Run("a refused token", func(t *testing.T) {
 		g := NewWithT(t)
 		api := newGitLabAPI(t, "", "my-group/my-project")
-		api.answer("GET /merge_requests", http.StatusUnauthorized, loadFixture(t, "gitlab/unauthorized").Response, nil, "")
+		api.answer("GET /merge_requests", http.StatusUnauthorized, contracttest.LoadFixture(t, "gitlab/unauthorized").Response, nil, "")
 		_, _, err := api.forge(t).Ensure(t.Context(), request)
 		g.Expect(err).To(MatchError(And(
 			ContainSubstring(`looking for an open merge request from "manual-job-rules" into "master" of `+api.srv.URL+"/my-group/my-project"),
 			ContainSubstring(`GitLab answered HTTP 401 Unauthorized ("401 Unauthorized"): the token is wrong, expired or revoked: replace it`))))
 		g.Expect(err.Error()).NotTo(ContainSubstring(gitLabToken))
 		// One request: GitLab's client does not retry, the controller does, with its backoff.
-		g.Expect(api.log.all()).To(HaveLen(1))
+		g.Expect(api.log.All()).To(HaveLen(1))
 	})
 
 	t.Run("a request not allowed", func(t *testing.T) {
 		g := NewWithT(t)
 		api := newGitLabAPI(t, "", "my-group/my-project")
 		api.answer("GET /merge_requests", http.StatusOK, []byte("[]"), nil, "")
-		api.answer("POST /merge_requests", http.StatusForbidden, loadFixture(t, "gitlab/forbidden").Response, nil, "")
+		api.answer("POST /merge_requests", http.StatusForbidden, contracttest.LoadFixture(t, "gitlab/forbidden").Response, nil, "")
 		_, _, err := api.forge(t).Ensure(t.Context(), request)
 		g.Expect(err).To(MatchError(And(
 			ContainSubstring(`opening a merge request from "manual-job-rules" into "master"`),
@@ -198,7 +200,7 @@ func TestContractGitLabErrors(t *testing.T) {
 	t.Run("no such merge request", func(t *testing.T) {
 		g := NewWithT(t)
 		api := newGitLabAPI(t, "", "my-group/my-project")
-		api.answer("GET /merge_requests/7", http.StatusNotFound, loadFixture(t, "gitlab/not-found").Response, nil, "")
+		api.answer("GET /merge_requests/7", http.StatusNotFound, contracttest.LoadFixture(t, "gitlab/not-found").Response, nil, "")
 		_, err := api.forge(t).Get(t.Context(), 7)
 		g.Expect(err).To(MatchError(And(ContainSubstring("reading merge request !7 of "),
 			ContainSubstring("HTTP 404 Not Found: check the repository URL"))))
@@ -206,7 +208,7 @@ func TestContractGitLabErrors(t *testing.T) {
 }
 
 func TestContractGitLabAPIAddresses(t *testing.T) {
-	documented := loadFixture(t, "gitlab/get-merge-request").Response
+	documented := contracttest.LoadFixture(t, "gitlab/get-merge-request").Response
 	for _, tc := range []struct {
 		repoURL, apiURL string
 		project, prefix string // what the test server answers
@@ -228,13 +230,13 @@ func TestContractGitLabAPIAddresses(t *testing.T) {
 			g := NewWithT(t)
 			api := newGitLabAPI(t, tc.prefix, tc.project)
 			api.answer("GET /merge_requests/133", http.StatusOK, documented, nil, "")
-			redirect := newRedirect(api.srv, "")
-			f, err := pullrequest.New(pullrequest.Options{Provider: pullrequest.GitLab, RepoURL: tc.repoURL, APIURL: tc.apiURL, Token: gitLabToken, HTTPClient: redirect.client()})
+			redirect := contracttest.NewRedirect(api.srv, "")
+			f, err := pullrequest.New(pullrequest.Options{Provider: pullrequest.GitLab, RepoURL: tc.repoURL, APIURL: tc.apiURL, Token: gitLabToken, HTTPClient: redirect.Client()})
 			g.Expect(err).NotTo(HaveOccurred())
 			pr, err := f.Get(t.Context(), 133)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(pr.Number).To(BeEquivalentTo(133))
-			g.Expect(redirect.targets()).To(Equal([]string{tc.want}))
+			g.Expect(redirect.Targets()).To(Equal([]string{tc.want}))
 		})
 	}
 }

@@ -6,8 +6,8 @@
 // serves the documented bodies page by page with the documented Link header, and the tests
 // assert the items the lister makes of them.
 //
-// The helpers shared with gitlab_contract_test.go (fixtures, the request log, the redirecting
-// transport) are at the end of this file.
+// The fixtures, the request log and the redirecting transport are shared/contracttest's; the
+// helpers shared with gitlab_contract_test.go are at the end of this file.
 package forge_test
 
 import (
@@ -22,16 +22,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	neturl "net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	. "github.com/onsi/gomega"
+
+	"github.com/sluice-gitops/sluice/shared/contracttest"
 
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/forge"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
@@ -48,7 +47,7 @@ type gitHubAPI struct {
 	token  string
 	// app is set when the requests authenticate as a GitHub App: the routes check the JWT.
 	app bool
-	log requestLog
+	log contracttest.RequestLog
 	// routes maps "METHOD path" (path after the prefix) to its handler.
 	routes map[string]http.HandlerFunc
 }
@@ -61,7 +60,7 @@ func newGitHubAPI(t *testing.T, prefix, token string) *gitHubAPI {
 }
 
 func (api *gitHubAPI) serve(w http.ResponseWriter, r *http.Request) {
-	api.log.add(r)
+	api.log.Add(r)
 	path, ok := strings.CutPrefix(r.URL.EscapedPath(), api.prefix)
 	h := api.routes[r.Method+" "+path]
 	if !ok || h == nil {
@@ -84,7 +83,7 @@ func (api *gitHubAPI) serve(w http.ResponseWriter, r *http.Request) {
 
 // pages serves the fixture's pages at path, checking the query (per_page, page and want), and
 // links each page but the last to the next one as GitHub does.
-func (api *gitHubAPI) pages(path string, fx contractFixture, want neturl.Values) {
+func (api *gitHubAPI) pages(path string, fx contracttest.Fixture, want neturl.Values) {
 	api.routes["GET "+path] = func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		checkQuery(api.t, r, q, want)
@@ -98,7 +97,7 @@ func (api *gitHubAPI) pages(path string, fx contractFixture, want neturl.Values)
 			w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next", <%s>; rel="last"`,
 				pageURL(r, n+1), pageURL(r, len(fx.Pages))))
 		}
-		writeJSON(w, http.StatusOK, fx.Pages[n-1])
+		contracttest.WriteJSON(w, http.StatusOK, fx.Pages[n-1])
 	}
 }
 
@@ -107,7 +106,7 @@ func (api *gitHubAPI) repoURL() string { return api.srv.URL + "/octocat/Hello-Wo
 func TestContractGitHubBranches(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitHubAPI(t, "/api/v3", gitHubToken)
-	api.pages("/repos/octocat/Hello-World/branches", loadFixture(t, "github/list-branches"), nil)
+	api.pages("/repos/octocat/Hello-World/branches", contracttest.LoadFixture(t, "github/list-branches"), nil)
 
 	lister, err := forge.NewGitHub(forge.Options{URL: api.repoURL(), Token: gitHubToken, HTTPClient: api.srv.Client()})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -117,7 +116,7 @@ func TestContractGitHubBranches(t *testing.T) {
 		{ID: inputs.ID("master"), SHA: "c5b97d5ae6c19d5c5df71a34c7fbeeda2479ccbc", Branch: "master"},
 		{ID: inputs.ID("feature/login"), SHA: "6dcb09b5b57875f334f61aebed695e2e4193db5e", Branch: "feature/login"},
 	}))
-	g.Expect(api.log.all()).To(Equal([]string{
+	g.Expect(api.log.All()).To(Equal([]string{
 		"GET /api/v3/repos/octocat/Hello-World/branches?page=1&per_page=100",
 		"GET /api/v3/repos/octocat/Hello-World/branches?page=2&per_page=100",
 	}))
@@ -126,7 +125,7 @@ func TestContractGitHubBranches(t *testing.T) {
 func TestContractGitHubTags(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitHubAPI(t, "/api/v3", gitHubToken)
-	api.pages("/repos/octocat/Hello-World/tags", loadFixture(t, "github/list-repository-tags"), nil)
+	api.pages("/repos/octocat/Hello-World/tags", contracttest.LoadFixture(t, "github/list-repository-tags"), nil)
 
 	lister, err := forge.NewGitHub(forge.Options{URL: api.repoURL(), Token: gitHubToken, HTTPClient: api.srv.Client()})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -136,13 +135,13 @@ func TestContractGitHubTags(t *testing.T) {
 		{ID: inputs.ID("v0.1"), SHA: "c5b97d5ae6c19d5c5df71a34c7fbeeda2479ccbc", Tag: "v0.1"},
 		{ID: inputs.ID("v0.2.0"), SHA: "e5bd3914e2e596debea16f433f57875b5b90bcd6", Tag: "v0.2.0"},
 	}))
-	g.Expect(api.log.all()).To(HaveLen(2))
+	g.Expect(api.log.All()).To(HaveLen(2))
 }
 
 func TestContractGitHubPullRequests(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitHubAPI(t, "/api/v3", gitHubToken)
-	api.pages("/repos/octocat/Hello-World/pulls", loadFixture(t, "github/list-pull-requests"), neturl.Values{"state": {"open"}})
+	api.pages("/repos/octocat/Hello-World/pulls", contracttest.LoadFixture(t, "github/list-pull-requests"), neturl.Values{"state": {"open"}})
 
 	lister, err := forge.NewGitHub(forge.Options{URL: api.repoURL(), Token: gitHubToken, HTTPClient: api.srv.Client()})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -159,7 +158,7 @@ func TestContractGitHubPullRequests(t *testing.T) {
 		"id": "1347", "sha": "6dcb09b5b57875f334f61aebed695e2e4193db5e", "branch": "new-topic",
 		"title": "Amazing new feature", "author": "octocat", "labels": []any{"bug"},
 	}))
-	g.Expect(api.log.all()).To(Equal([]string{
+	g.Expect(api.log.All()).To(Equal([]string{
 		"GET /api/v3/repos/octocat/Hello-World/pulls?page=1&per_page=100&state=open",
 		"GET /api/v3/repos/octocat/Hello-World/pulls?page=2&per_page=100&state=open",
 	}))
@@ -170,32 +169,32 @@ func TestContractGitHubDotComAPIAddress(t *testing.T) {
 	// github.com's API is api.github.com, without /api/v3: the requests are redirected to the
 	// test server, which serves them at the root.
 	api := newGitHubAPI(t, "", gitHubToken)
-	api.pages("/repos/octocat/Hello-World/branches", loadFixture(t, "github/list-branches"), nil)
-	redirect := newRedirect(api.srv)
+	api.pages("/repos/octocat/Hello-World/branches", contracttest.LoadFixture(t, "github/list-branches"), nil)
+	redirect := contracttest.NewRedirect(api.srv, "")
 
 	for _, url := range []string{"https://github.com/octocat/Hello-World", "https://github.com/octocat/Hello-World.git", "https://www.github.com/octocat/Hello-World/"} {
-		lister, err := forge.NewGitHub(forge.Options{URL: url, Token: gitHubToken, HTTPClient: redirect.client()})
+		lister, err := forge.NewGitHub(forge.Options{URL: url, Token: gitHubToken, HTTPClient: redirect.Client()})
 		g.Expect(err).NotTo(HaveOccurred())
 		items, err := lister.List(t.Context(), forge.Branches)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(items).To(HaveLen(2))
 	}
-	g.Expect(redirect.targets()).To(HaveEach("https://api.github.com/repos/octocat/Hello-World/branches"))
+	g.Expect(redirect.Targets()).To(HaveEach("https://api.github.com/repos/octocat/Hello-World/branches"))
 }
 
 func TestContractGitHubEnterpriseAPIAddress(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitHubAPI(t, "/api/v3", "")
-	api.pages("/repos/octocat/Hello-World/tags", loadFixture(t, "github/list-repository-tags"), nil)
-	redirect := newRedirect(api.srv)
+	api.pages("/repos/octocat/Hello-World/tags", contracttest.LoadFixture(t, "github/list-repository-tags"), nil)
+	redirect := contracttest.NewRedirect(api.srv, "")
 
 	// Any other host is a GitHub Enterprise Server, whose API is under /api/v3; without a token
 	// the requests carry no Authorization.
-	lister, err := forge.NewGitHub(forge.Options{URL: "https://github.example.com/octocat/Hello-World", HTTPClient: redirect.client()})
+	lister, err := forge.NewGitHub(forge.Options{URL: "https://github.example.com/octocat/Hello-World", HTTPClient: redirect.Client()})
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = lister.List(t.Context(), forge.Tags)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(redirect.targets()).To(Equal([]string{
+	g.Expect(redirect.Targets()).To(Equal([]string{
 		"https://github.example.com/api/v3/repos/octocat/Hello-World/tags",
 		"https://github.example.com/api/v3/repos/octocat/Hello-World/tags",
 	}))
@@ -204,12 +203,12 @@ func TestContractGitHubEnterpriseAPIAddress(t *testing.T) {
 func TestContractGitHubTooManyItems(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitHubAPI(t, "/api/v3", gitHubToken)
-	item := firstItem(t, loadFixture(t, "github/list-branches"))
+	item := firstItem(t, contracttest.LoadFixture(t, "github/list-branches"))
 	// A repository with more branches than Sluice lists: every page is full and links a next one.
 	api.routes["GET /repos/octocat/Hello-World/branches"] = func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("page"))
 		w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, pageURL(r, n+1)))
-		writeJSON(w, http.StatusOK, fullPage(t, item, "name", n))
+		contracttest.WriteJSON(w, http.StatusOK, fullPage(t, item, "name", n))
 	}
 
 	lister, err := forge.NewGitHub(forge.Options{URL: api.repoURL(), Token: gitHubToken, HTTPClient: api.srv.Client()})
@@ -218,16 +217,16 @@ func TestContractGitHubTooManyItems(t *testing.T) {
 	var tooMany *forge.TooManyError
 	g.Expect(errors.As(err, &tooMany)).To(BeTrue(), "%v", err)
 	g.Expect(err.Error()).To(ContainSubstring("branches of " + api.repoURL()))
-	g.Expect(api.log.all()).To(HaveLen(forge.MaxItems/forge.PageSize + 1))
+	g.Expect(api.log.All()).To(HaveLen(forge.MaxItems/forge.PageSize + 1))
 }
 
 func TestContractGitHubAuthenticationFailure(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitHubAPI(t, "/api/v3", gitHubToken)
-	refused := loadFixture(t, "github/unauthorized")
+	refused := contracttest.LoadFixture(t, "github/unauthorized")
 	for _, path := range []string{"/repos/octocat/Hello-World/branches", "/repos/octocat/Hello-World/pulls"} {
 		api.routes["GET "+path] = func(w http.ResponseWriter, _ *http.Request) {
-			writeJSON(w, http.StatusUnauthorized, refused.Response)
+			contracttest.WriteJSON(w, http.StatusUnauthorized, refused.Response)
 		}
 	}
 
@@ -244,7 +243,7 @@ func TestContractGitHubAuthenticationFailure(t *testing.T) {
 func TestContractGitHubStopsWithItsContext(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitHubAPI(t, "/api/v3", gitHubToken)
-	api.pages("/repos/octocat/Hello-World/branches", loadFixture(t, "github/list-branches"), nil)
+	api.pages("/repos/octocat/Hello-World/branches", contracttest.LoadFixture(t, "github/list-branches"), nil)
 	lister, err := forge.NewGitHub(forge.Options{URL: api.repoURL(), Token: gitHubToken, HTTPClient: api.srv.Client()})
 	g.Expect(err).NotTo(HaveOccurred())
 
@@ -252,7 +251,7 @@ func TestContractGitHubStopsWithItsContext(t *testing.T) {
 	cancel()
 	_, err = lister.List(ctx, forge.Branches)
 	g.Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "%v", err)
-	g.Expect(api.log.all()).To(BeEmpty())
+	g.Expect(api.log.All()).To(BeEmpty())
 }
 
 func TestContractGitHubInvalidURLs(t *testing.T) {
@@ -311,19 +310,19 @@ func (api *gitHubAPI) appRoutes(appID string, key *rsa.PublicKey, tokenResponse 
 	}
 	api.routes["GET /orgs/octocat/installation"] = func(w http.ResponseWriter, r *http.Request) {
 		if checkJWT(r) {
-			writeJSON(w, http.StatusOK, loadFixture(api.t, "github/get-organization-installation").Response)
+			contracttest.WriteJSON(w, http.StatusOK, contracttest.LoadFixture(api.t, "github/get-organization-installation").Response)
 		}
 	}
 	api.routes["POST /app/installations/1/access_tokens"] = func(w http.ResponseWriter, r *http.Request) {
 		if checkJWT(r) {
-			writeJSON(w, http.StatusCreated, tokenResponse)
+			contracttest.WriteJSON(w, http.StatusCreated, tokenResponse)
 		}
 	}
 }
 
 func TestContractGitHubAppInstallationToken(t *testing.T) {
 	key, keyPEM := appKey(t)
-	documented := loadFixture(t, "github/create-installation-access-token")
+	documented := contracttest.LoadFixture(t, "github/create-installation-access-token")
 
 	t.Run("installation ID, API of the repository's Enterprise host", func(t *testing.T) {
 		g := NewWithT(t)
@@ -337,7 +336,7 @@ func TestContractGitHubAppInstallationToken(t *testing.T) {
 		// The documented token expired in 2016: it is not reused.
 		_, err = forge.GitHubToken(t.Context(), data, api.repoURL(), api.srv.Client())
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(api.log.all()).To(Equal([]string{
+		g.Expect(api.log.All()).To(Equal([]string{
 			"POST /api/v3/app/installations/1/access_tokens",
 			"POST /api/v3/app/installations/1/access_tokens",
 		}))
@@ -359,7 +358,7 @@ func TestContractGitHubAppInstallationToken(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(tok).To(Equal("ghs_fresh-installation-token"))
 		}
-		g.Expect(api.log.all()).To(Equal([]string{
+		g.Expect(api.log.All()).To(Equal([]string{
 			"GET /api/v3/orgs/octocat/installation",
 			"POST /api/v3/app/installations/1/access_tokens",
 		}))
@@ -370,7 +369,7 @@ func TestContractGitHubAppInstallationToken(t *testing.T) {
 		api := newGitHubAPI(t, "/api/v3", "")
 		api.app = true
 		api.routes["POST /app/installations/1/access_tokens"] = func(w http.ResponseWriter, _ *http.Request) {
-			writeJSON(w, http.StatusUnauthorized, loadFixture(t, "github/unauthorized").Response)
+			contracttest.WriteJSON(w, http.StatusUnauthorized, contracttest.LoadFixture(t, "github/unauthorized").Response)
 		}
 		data := map[string][]byte{"githubAppID": []byte("125"), "githubAppInstallationID": []byte("1"), "githubAppPrivateKey": keyPEM}
 		_, err := forge.GitHubToken(t.Context(), data, api.repoURL(), api.srv.Client())
@@ -421,36 +420,8 @@ func TestContractGitHubTokenFromSecret(t *testing.T) {
 
 // --- helpers shared with gitlab_contract_test.go ---
 
-// contractFixture is one file of testdata/contract (see the README.md there).
-type contractFixture struct {
-	Source   string            `json:"source"`
-	Request  string            `json:"request"`
-	Note     string            `json:"note"`
-	Pages    []json.RawMessage `json:"pages"`
-	Response json.RawMessage   `json:"response"`
-}
-
-func loadFixture(t *testing.T, name string) contractFixture {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "contract", name+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx contractFixture
-	if err := json.Unmarshal(data, &fx); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if !strings.HasPrefix(fx.Source, "https://docs.github.com/") && !strings.HasPrefix(fx.Source, "https://docs.gitlab.com/") {
-		t.Fatalf("%s does not name the documentation page it comes from", name)
-	}
-	if len(fx.Pages) == 0 && len(fx.Response) == 0 {
-		t.Fatalf("%s has neither pages nor a response", name)
-	}
-	return fx
-}
-
 // firstItem is the first item of the fixture's first page.
-func firstItem(t *testing.T, fx contractFixture) map[string]any {
+func firstItem(t *testing.T, fx contracttest.Fixture) map[string]any {
 	t.Helper()
 	var items []map[string]any
 	if err := json.Unmarshal(fx.Pages[0], &items); err != nil || len(items) == 0 {
@@ -478,12 +449,6 @@ func fullPage(t *testing.T, item map[string]any, nameKey string, page int) json.
 	return data
 }
 
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
 // pageURL is the address of the request with its page parameter set to page.
 func pageURL(r *http.Request, page int) string {
 	q := r.URL.Query()
@@ -503,57 +468,4 @@ func checkQuery(t *testing.T, r *http.Request, q, want neturl.Values) {
 			t.Errorf("%s: %s is %q, want %q", r.URL.Path, k, q.Get(k), v[0])
 		}
 	}
-}
-
-// requestLog records "METHOD path?query" of each request a test server receives.
-type requestLog struct {
-	mu   sync.Mutex
-	reqs []string
-}
-
-func (l *requestLog) add(r *http.Request) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	line := r.Method + " " + r.URL.EscapedPath()
-	if r.URL.RawQuery != "" {
-		line += "?" + r.URL.Query().Encode()
-	}
-	l.reqs = append(l.reqs, line)
-}
-
-func (l *requestLog) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.reqs...)
-}
-
-// redirect is a transport that sends every request to a test server, recording the address
-// the client meant (scheme, host and path), so that a test can check which API a URL selects.
-type redirect struct {
-	to   *neturl.URL
-	next http.RoundTripper
-	mu   sync.Mutex
-	was  []string
-}
-
-func newRedirect(srv *httptest.Server) *redirect {
-	to, _ := neturl.Parse(srv.URL)
-	return &redirect{to: to, next: srv.Client().Transport}
-}
-
-func (rd *redirect) RoundTrip(req *http.Request) (*http.Response, error) {
-	rd.mu.Lock()
-	rd.was = append(rd.was, req.URL.Scheme+"://"+req.URL.Host+req.URL.EscapedPath())
-	rd.mu.Unlock()
-	out := req.Clone(req.Context())
-	out.URL.Scheme, out.URL.Host, out.Host = rd.to.Scheme, rd.to.Host, ""
-	return rd.next.RoundTrip(out)
-}
-
-func (rd *redirect) client() *http.Client { return &http.Client{Transport: rd} }
-
-func (rd *redirect) targets() []string {
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
-	return append([]string(nil), rd.was...)
 }

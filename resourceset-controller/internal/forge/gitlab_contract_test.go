@@ -22,6 +22,8 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/sluice-gitops/sluice/shared/contracttest"
+
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/forge"
 	"github.com/sluice-gitops/sluice/resourceset-controller/internal/inputs"
 )
@@ -34,7 +36,7 @@ type gitLabAPI struct {
 	t     *testing.T
 	srv   *httptest.Server
 	token string
-	log   requestLog
+	log   contracttest.RequestLog
 	// routes maps "METHOD escaped path" (after /api/v4/projects/<id>) to its handler.
 	routes map[string]http.HandlerFunc
 	// project is the URL-encoded project path the requests must name.
@@ -49,13 +51,13 @@ func newGitLabAPI(t *testing.T, project, token string) *gitLabAPI {
 }
 
 func (api *gitLabAPI) serve(w http.ResponseWriter, r *http.Request) {
-	api.log.add(r)
+	api.log.Add(r)
 	// The client names the project by its URL-encoded full path, as GitLab documents.
 	path, ok := strings.CutPrefix(r.URL.EscapedPath(), "/api/v4/projects/"+api.project)
 	h := api.routes[r.Method+" "+path]
 	if !ok || h == nil {
 		api.t.Errorf("unexpected request %s %s", r.Method, r.URL.EscapedPath())
-		writeJSON(w, http.StatusNotFound, []byte(`{"message":"404 Project Not Found"}`))
+		contracttest.WriteJSON(w, http.StatusNotFound, []byte(`{"message":"404 Project Not Found"}`))
 		return
 	}
 	if got := r.Header.Get("PRIVATE-TOKEN"); got != api.token {
@@ -66,14 +68,14 @@ func (api *gitLabAPI) serve(w http.ResponseWriter, r *http.Request) {
 
 // pages serves the fixture's pages at path, checking the query (per_page, page and want), with
 // GitLab's offset pagination headers.
-func (api *gitLabAPI) pages(path string, fx contractFixture, want neturl.Values) {
+func (api *gitLabAPI) pages(path string, fx contracttest.Fixture, want neturl.Values) {
 	api.routes["GET "+path] = func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		checkQuery(api.t, r, q, want)
 		n, err := strconv.Atoi(q.Get("page"))
 		if err != nil || n < 1 || n > len(fx.Pages) {
 			api.t.Errorf("%s: page %q out of the %d recorded", r.URL.Path, q.Get("page"), len(fx.Pages))
-			writeJSON(w, http.StatusBadRequest, []byte(`{"error":"page is invalid"}`))
+			contracttest.WriteJSON(w, http.StatusBadRequest, []byte(`{"error":"page is invalid"}`))
 			return
 		}
 		total := 0
@@ -83,7 +85,7 @@ func (api *gitLabAPI) pages(path string, fx contractFixture, want neturl.Values)
 			total += len(items)
 		}
 		gitLabPageHeaders(w, r, n, len(fx.Pages), total)
-		writeJSON(w, http.StatusOK, fx.Pages[n-1])
+		contracttest.WriteJSON(w, http.StatusOK, fx.Pages[n-1])
 	}
 }
 
@@ -126,7 +128,7 @@ func (api *gitLabAPI) lister(t *testing.T) forge.Lister {
 func TestContractGitLabBranches(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "my-group/sub/my-project", gitLabToken)
-	api.pages("/repository/branches", loadFixture(t, "gitlab/list-repository-branches"), nil)
+	api.pages("/repository/branches", contracttest.LoadFixture(t, "gitlab/list-repository-branches"), nil)
 
 	items, err := api.lister(t).List(t.Context(), forge.Branches)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -136,7 +138,7 @@ func TestContractGitLabBranches(t *testing.T) {
 		{ID: inputs.ID("Feature/Login_Page"), SHA: "4ad91d3c1144c406e50c7b33bae684bd6837faf8", Branch: "Feature/Login_Page",
 			Extra: map[string]any{"slug": "feature-login-page"}},
 	}))
-	g.Expect(api.log.all()).To(Equal([]string{
+	g.Expect(api.log.All()).To(Equal([]string{
 		"GET /api/v4/projects/my-group%2Fsub%2Fmy-project/repository/branches?page=1&per_page=100",
 		"GET /api/v4/projects/my-group%2Fsub%2Fmy-project/repository/branches?page=2&per_page=100",
 	}))
@@ -145,7 +147,7 @@ func TestContractGitLabBranches(t *testing.T) {
 func TestContractGitLabTags(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "my-group/sub/my-project", gitLabToken)
-	api.pages("/repository/tags", loadFixture(t, "gitlab/list-repository-tags"), nil)
+	api.pages("/repository/tags", contracttest.LoadFixture(t, "gitlab/list-repository-tags"), nil)
 
 	items, err := api.lister(t).List(t.Context(), forge.Tags)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -155,13 +157,13 @@ func TestContractGitLabTags(t *testing.T) {
 		{ID: inputs.ID("v1.1.0"), SHA: "60a8ff033665e1207714d6670fcd7b65304ec02f", Tag: "v1.1.0",
 			Extra: map[string]any{"slug": "v1-1-0"}},
 	}))
-	g.Expect(api.log.all()).To(HaveLen(2))
+	g.Expect(api.log.All()).To(HaveLen(2))
 }
 
 func TestContractGitLabMergeRequests(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "my-group/sub/my-project", gitLabToken)
-	api.pages("/merge_requests", loadFixture(t, "gitlab/list-project-merge-requests"), neturl.Values{"state": {"opened"}})
+	api.pages("/merge_requests", contracttest.LoadFixture(t, "gitlab/list-project-merge-requests"), neturl.Values{"state": {"opened"}})
 
 	items, err := api.lister(t).List(t.Context(), forge.Requests)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -176,7 +178,7 @@ func TestContractGitLabMergeRequests(t *testing.T) {
 		"id": "1", "sha": "8888888888888888888888888888888888888888", "branch": "test1", "slug": "test1",
 		"title": "test1", "author": "admin", "labels": []any{"Community contribution", "Manage"},
 	}))
-	g.Expect(api.log.all()).To(Equal([]string{
+	g.Expect(api.log.All()).To(Equal([]string{
 		"GET /api/v4/projects/my-group%2Fsub%2Fmy-project/merge_requests?page=1&per_page=100&state=opened",
 		"GET /api/v4/projects/my-group%2Fsub%2Fmy-project/merge_requests?page=2&per_page=100&state=opened",
 	}))
@@ -185,13 +187,13 @@ func TestContractGitLabMergeRequests(t *testing.T) {
 func TestContractGitLabEnvironments(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "my-group/sub/my-project", gitLabToken)
-	api.pages("/environments", loadFixture(t, "gitlab/list-environments"), nil)
+	api.pages("/environments", contracttest.LoadFixture(t, "gitlab/list-environments"), nil)
 	var deployments []struct {
 		Environment struct {
 			Name string `json:"name"`
 		} `json:"environment"`
 	}
-	recorded := loadFixture(t, "gitlab/list-project-deployments").Response
+	recorded := contracttest.LoadFixture(t, "gitlab/list-project-deployments").Response
 	var raw []json.RawMessage
 	g.Expect(json.Unmarshal(recorded, &raw)).To(Succeed())
 	g.Expect(json.Unmarshal(recorded, &deployments)).To(Succeed())
@@ -206,7 +208,7 @@ func TestContractGitLabEnvironments(t *testing.T) {
 		}
 		body, _ := json.Marshal(of)
 		gitLabPageHeaders(w, r, 1, 1, len(of))
-		writeJSON(w, http.StatusOK, body)
+		contracttest.WriteJSON(w, http.StatusOK, body)
 	}
 
 	items, err := api.lister(t).List(t.Context(), forge.Environments)
@@ -231,7 +233,7 @@ func TestContractGitLabEnvironments(t *testing.T) {
 	g.Expect(kept).To(HaveLen(1))
 	g.Expect(kept[0].ID).To(Equal("1"))
 
-	g.Expect(api.log.all()).To(Equal([]string{
+	g.Expect(api.log.All()).To(Equal([]string{
 		"GET /api/v4/projects/my-group%2Fsub%2Fmy-project/environments?page=1&per_page=100",
 		"GET /api/v4/projects/my-group%2Fsub%2Fmy-project/environments?page=2&per_page=100",
 		"GET /api/v4/projects/my-group%2Fsub%2Fmy-project/deployments?environment=review%2Ffix-foo&order_by=created_at&page=1&per_page=100&sort=desc",
@@ -243,62 +245,62 @@ func TestContractGitLabEnvironments(t *testing.T) {
 func TestContractGitLabDotComAPIAddress(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "group/app", gitLabToken)
-	api.pages("/repository/branches", loadFixture(t, "gitlab/list-repository-branches"), nil)
-	redirect := newRedirect(api.srv)
+	api.pages("/repository/branches", contracttest.LoadFixture(t, "gitlab/list-repository-branches"), nil)
+	redirect := contracttest.NewRedirect(api.srv, "")
 
 	for _, url := range []string{"https://gitlab.com/group/app", "https://gitlab.com/group/app.git", "https://GitLab.com/group/app/"} {
-		lister, err := forge.NewGitLab(forge.Options{URL: url, Token: gitLabToken, HTTPClient: redirect.client()})
+		lister, err := forge.NewGitLab(forge.Options{URL: url, Token: gitLabToken, HTTPClient: redirect.Client()})
 		g.Expect(err).NotTo(HaveOccurred())
 		items, err := lister.List(t.Context(), forge.Branches)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(items).To(HaveLen(2))
 	}
-	g.Expect(redirect.targets()).To(HaveEach("https://gitlab.com/api/v4/projects/group%2Fapp/repository/branches"))
+	g.Expect(redirect.Targets()).To(HaveEach("https://gitlab.com/api/v4/projects/group%2Fapp/repository/branches"))
 }
 
 func TestContractGitLabSelfManagedAPIAddress(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "platform/team/deep/app", "")
-	api.pages("/repository/tags", loadFixture(t, "gitlab/list-repository-tags"), nil)
-	redirect := newRedirect(api.srv)
+	api.pages("/repository/tags", contracttest.LoadFixture(t, "gitlab/list-repository-tags"), nil)
+	redirect := contracttest.NewRedirect(api.srv, "")
 
 	// Any other host is a self-managed GitLab with the API at /api/v4; nested groups make one
 	// URL-encoded project path. Without a token the requests carry an empty PRIVATE-TOKEN, which
 	// GitLab ignores.
-	lister, err := forge.NewGitLab(forge.Options{URL: "https://gitlab.example.com/platform/team/deep/app", HTTPClient: redirect.client()})
+	lister, err := forge.NewGitLab(forge.Options{URL: "https://gitlab.example.com/platform/team/deep/app", HTTPClient: redirect.Client()})
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = lister.List(t.Context(), forge.Tags)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(redirect.targets()).To(HaveEach("https://gitlab.example.com/api/v4/projects/platform%2Fteam%2Fdeep%2Fapp/repository/tags"))
-	g.Expect(redirect.targets()).To(HaveLen(2))
+	g.Expect(redirect.Targets()).To(HaveEach("https://gitlab.example.com/api/v4/projects/platform%2Fteam%2Fdeep%2Fapp/repository/tags"))
+	g.Expect(redirect.Targets()).To(HaveLen(2))
 }
 
 func TestContractGitLabTooManyItems(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "my-group/sub/my-project", gitLabToken)
-	item := firstItem(t, loadFixture(t, "gitlab/list-repository-branches"))
+	item := firstItem(t, contracttest.LoadFixture(t, "gitlab/list-repository-branches"))
 	// A project with more branches than Sluice lists: every page is full and has a next one,
 	// and GitLab tells no total past 10,000 items.
 	api.routes["GET /repository/branches"] = func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("page"))
 		gitLabPageHeaders(w, r, n, 0, 0)
-		writeJSON(w, http.StatusOK, fullPage(t, item, "name", n))
+		contracttest.WriteJSON(w, http.StatusOK, fullPage(t, item, "name", n))
 	}
 
 	_, err := api.lister(t).List(t.Context(), forge.Branches)
 	var tooMany *forge.TooManyError
 	g.Expect(errors.As(err, &tooMany)).To(BeTrue(), "%v", err)
 	g.Expect(err.Error()).To(ContainSubstring("branches of " + api.projectURL()))
-	g.Expect(api.log.all()).To(HaveLen(forge.MaxItems/forge.PageSize + 1))
+	g.Expect(api.log.All()).To(HaveLen(forge.MaxItems/forge.PageSize + 1))
 }
 
 func TestContractGitLabAuthenticationFailure(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "my-group/sub/my-project", gitLabToken)
-	refused := loadFixture(t, "gitlab/unauthorized")
+	refused := contracttest.LoadFixture(t, "gitlab/unauthorized")
 	for _, path := range []string{"/repository/tags", "/environments"} {
 		api.routes["GET "+path] = func(w http.ResponseWriter, _ *http.Request) {
-			writeJSON(w, http.StatusUnauthorized, refused.Response)
+			contracttest.WriteJSON(w, http.StatusUnauthorized, refused.Response)
 		}
 	}
 
@@ -309,19 +311,19 @@ func TestContractGitLabAuthenticationFailure(t *testing.T) {
 		g.Expect(inputs.IsTerminal(err)).To(BeFalse(), "a Secret can be fixed: the controller retries")
 	}
 	// One request each: GitLab's client does not retry, the controller does, with its backoff.
-	g.Expect(api.log.all()).To(HaveLen(2))
+	g.Expect(api.log.All()).To(HaveLen(2))
 }
 
 func TestContractGitLabStopsWithItsContext(t *testing.T) {
 	g := NewWithT(t)
 	api := newGitLabAPI(t, "my-group/sub/my-project", gitLabToken)
-	api.pages("/repository/branches", loadFixture(t, "gitlab/list-repository-branches"), nil)
+	api.pages("/repository/branches", contracttest.LoadFixture(t, "gitlab/list-repository-branches"), nil)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_, err := api.lister(t).List(ctx, forge.Branches)
 	g.Expect(errors.Is(err, context.Canceled)).To(BeTrue(), "%v", err)
-	g.Expect(api.log.all()).To(BeEmpty())
+	g.Expect(api.log.All()).To(BeEmpty())
 }
 
 func TestContractGitLabInvalidURLs(t *testing.T) {
