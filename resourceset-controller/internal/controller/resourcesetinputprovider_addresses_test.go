@@ -147,3 +147,36 @@ func TestInputProviderExternalServiceFailureQuotesNoResponse(t *testing.T) {
 	}
 	rsipLogsFree(t, secret)
 }
+
+// A forge's address is the tenant's too: a GitHub, GitLab or Gitea provider whose URL is at a
+// refused address (the cloud's metadata service, the node's ports, another loopback address)
+// sends nothing there, and says why. Replays the class of Kargo's CVE-2026-32828 (a tenant's URL
+// made the controller reach the metadata service). Checked against a reintroduced bug: with
+// forgeHTTPClient given no address policy, the requests are sent (a server answers on
+// 169.254.169.254 on some machines, and on 127.0.0.2 here) and this test fails.
+func TestInputProviderForgeRefusedAddress(t *testing.T) {
+	g := NewWithT(t)
+	ns := tenantNamespace(t)
+	internal, reached := rsipServeOn(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `[]`)
+	}))
+	for _, tc := range []struct{ name, typ, url, addr string }{
+		{"github-metadata", "GitHubBranch", "http://169.254.169.254/latest/meta-data", "169.254.169.254"},
+		{"gitlab-loopback", "GitLabBranch", internal.URL + "/group/project", "127.0.0.2"},
+		{"gitea-loopback", "GiteaBranch", internal.URL + "/owner/repo", "127.0.0.2"},
+	} {
+		obj := rsipCreate(t, ns, fmt.Sprintf(`
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSetInputProvider
+metadata:
+  name: %s
+spec:
+  type: %s
+  url: %s
+`, tc.name, tc.typ, tc.url))
+		msg := rsipFailed(t, client.ObjectKeyFromObject(obj))
+		g.Expect(msg).To(ContainSubstring("refusing to connect to "+tc.addr), tc.name)
+		g.Expect(msg).To(ContainSubstring("--external-service-allowed-cidrs"), tc.name)
+	}
+	g.Expect(reached.Load()).To(BeZero(), "no request reached the refused address")
+}
