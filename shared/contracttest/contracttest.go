@@ -2,8 +2,9 @@
 // their recorded exchanges (testdata/contract, each file naming the documentation page it comes
 // from), a log of the requests the test server receives, and a transport that sends a client's
 // requests to the test server while recording where the client meant them to go. GitHub and
-// GitLab cannot be reached from the machines that run Sluice's tests (DESIGN.md, section 3):
-// these recorded exchanges are the one place where a stand-in answers for a server.
+// GitLab cannot be reached from the machines that run Sluice's tests (the README.md of each
+// testdata/contract says so): these recorded exchanges are the one place where a stand-in
+// answers for a server.
 package contracttest
 
 import (
