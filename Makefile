@@ -283,10 +283,11 @@ images: build $(KUSTOMIZE) $(HELM)
 test: tools-both-chains
 	@$(MAKE) --no-print-directory check-generated lint build test-modules test-race test-node
 
-## test-race: the stress tests of the caches that tenants share (credentials, tokens, verdicts),
+## test-race: the stress tests of the caches that tenants share (credentials, tokens, replays),
 ## under the race detector (the class of Argo CD's CVE-2025-55191): the tests named
 ## *UnderConcurrency, in the packages of RACE_PACKAGES only, as race builds are slow
-RACE_PACKAGES := manifest-generator/internal/imagescan/stresstest
+RACE_PACKAGES := manifest-generator/internal/imagescan/stresstest gating-controller/internal/webhook/stresstest \
+	resourceset-controller/internal/forge/stresstest
 test-race:
 	@for p in $(RACE_PACKAGES); do echo "=== go test -race $$p"; \
 	  ( cd $${p%%/*} && go test -race -count=1 -run 'UnderConcurrency' ./$${p#*/}/ ) || exit 1; done

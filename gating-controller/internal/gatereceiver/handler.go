@@ -29,7 +29,7 @@ type handler struct {
 	// responses are the gates' budgets of approvals and rejections, apart from the requests', so
 	// that the holders of a gate's token and its approvers cannot keep each other out.
 	responses *webhook.Limiters
-	callers   *knownCallers
+	callers   *webhook.KnownCallers
 	conn      *callerConn
 }
 
@@ -39,7 +39,7 @@ func newHandler(s *Server) http.Handler {
 		s: s, limits: limits,
 		checks:    webhook.NewChecks(limits.bounds(), s.Claims),
 		responses: webhook.NewLimiters(limits.RateInterval, limits.Burst),
-		callers:   newKnownCallers(limits.MaxRemembered),
+		callers:   webhook.NewKnownCallers(limits.MaxRemembered),
 		conn:      &callerConn{base: s.APIServer},
 	}
 	mux := http.NewServeMux()

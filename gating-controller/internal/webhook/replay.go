@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -10,10 +9,8 @@ import (
 // them, so that the same request sent again within the window is known as a replay. The set is
 // bounded: requests are remembered only once authenticated, so only token holders can fill it.
 type SeenRequests struct {
-	mu     sync.Mutex
 	window time.Duration
-	max    int
-	until  map[[32]byte]time.Time
+	set    *digestSet
 	// claims, when set, share the set with the other replicas (Share).
 	claims *Claims
 }
@@ -49,35 +46,15 @@ func (s *SeenRequests) Drop(ctx context.Context, key [32]byte) error {
 
 // NewSeenRequests remembers each request for the window, and at most maxEntries at once.
 func NewSeenRequests(window time.Duration, maxEntries int) *SeenRequests {
-	return &SeenRequests{window: window, max: maxEntries, until: map[[32]byte]time.Time{}}
+	return &SeenRequests{window: window, set: newDigestSet(maxEntries)}
 }
 
 // Remember records key at now. It returns replay when key was accepted within the window, and
 // full when the set holds max requests that are all still in the window.
 func (s *SeenRequests) Remember(key [32]byte, now time.Time) (replay, full bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if until, ok := s.until[key]; ok && now.Before(until) {
-		return true, false
-	}
-	if len(s.until) >= s.max {
-		for k, until := range s.until {
-			if !now.Before(until) {
-				delete(s.until, k)
-			}
-		}
-		if len(s.until) >= s.max {
-			return false, true
-		}
-	}
-	s.until[key] = now.Add(s.window)
-	return false, false
+	return s.set.add(key, now, s.window)
 }
 
 // Forget drops key, for a request that was accepted but could not be written: the caller may
 // send it again.
-func (s *SeenRequests) Forget(key [32]byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.until, key)
-}
+func (s *SeenRequests) Forget(key [32]byte) { s.set.remove(key) }
