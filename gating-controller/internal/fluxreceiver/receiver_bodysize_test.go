@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-gitops/sluice/gating-controller/internal/webhook/bodytest"
 
@@ -145,4 +147,48 @@ func TestReceiverOversizedBodiesLockOutNobody(t *testing.T) {
 	g.Expect(requestedAt(gitRepositoryGVK, ns, "app")(g)).NotTo(Equal(before))
 	code, msg = postTo(t, url, path, push(), caller)
 	g.Expect(code).To(Equal(429), "the third request was the last of the Receiver's budget: %s", msg)
+}
+
+// An answer given before the body is read (an unknown path: 404; a suspended Receiver: 503)
+// reads none of it: the server reads the request's headers and what its bufio.Reader reads
+// ahead, at most bodytest.ReadMargin, whoever sends a body to whatever path.
+//
+// This test found that net/http, after such an answer, went on reading up to 256 KiB of the body
+// to discard it, twice (528,681 bytes read for a 404); webhook.Serve now ends the reading of a
+// body its handler left unread (webhook.EndUnreadBodies). Checked against the bug put back
+// (Serve without EndUnreadBodies): the chunked requests read more than the margin.
+func TestReceiverEarlyAnswersReadNoBody(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	newGitRepository(t, ns, "app", "https://git.example.com/team/app", nil)
+	suspended := newReceiver(t, ns, "paused", "generic", "early-token-77a1", []notificationv1.ReceiverResource{resource("GitRepository", "app")}, nil)
+	r := getReceiver(g, ns, "paused")
+	r.Spec.Suspend = true
+	g.Expect(k8s.Update(context.Background(), r)).To(Succeed())
+	// The receiver reads Receivers from the manager's cache: wait until it sees the suspension.
+	g.Eventually(func(g Gomega) bool {
+		list := &notificationv1.ReceiverList{}
+		g.Expect(served.List(context.Background(), list, client.MatchingFields{WebhookPathIndex: suspended})).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(1))
+		return list.Items[0].Spec.Suspend
+	}, 10*time.Second).Should(BeTrue())
+	ln := startCountingServer(t, Limits{})
+
+	for _, tc := range []struct {
+		name, path string
+		code       int
+	}{
+		{"unknown path", "/hook/" + strings.Repeat("0", 64), http.StatusNotFound},
+		{"not a path", "/hook/x", http.StatusNotFound},
+		{"suspended", suspended, http.StatusServiceUnavailable},
+	} {
+		for _, length := range []int64{-1, 1 << 40, 2 * bodytest.MaxStream} {
+			got := bodytest.Send(t, ln, tc.path, nil, length)
+			what := fmt.Sprintf("%s, Content-Length %d: read %d bytes of %d sent", tc.name, length, got.Read, got.Sent)
+			t.Log(what)
+			g.Expect(got.Code).To(Equal(tc.code), "%s: %s", what, got.Msg)
+			g.Expect(got.Read).To(BeNumerically("<=", bodytest.ReadMargin), what)
+		}
+	}
+	g.Expect(requestedAt(gitRepositoryGVK, ns, "app")(g)).To(BeEmpty())
 }

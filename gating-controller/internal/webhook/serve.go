@@ -12,7 +12,8 @@ import (
 
 // Serve serves h on ln, or on a listener of addr when ln is nil, until ctx is done, then shuts
 // down gracefully. A connection has 10 seconds to send its headers (at most 16 KiB) and 30 seconds
-// for the whole request, so that slow clients cannot hold connections open.
+// for the whole request, so that slow clients cannot hold connections open; a body h does not
+// read is not read (EndUnreadBodies).
 func Serve(ctx context.Context, ln net.Listener, addr string, h http.Handler, log logr.Logger) error {
 	if ln == nil {
 		var err error
@@ -21,7 +22,7 @@ func Serve(ctx context.Context, ln net.Listener, addr string, h http.Handler, lo
 		}
 	}
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           EndUnreadBodies(h),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
