@@ -26,6 +26,8 @@ const (
 	hookPattern = "POST " + notificationv1.ReceiverWebhookPath + "{digest}"
 	// notFound answers a path no Ready Receiver has, whatever the reason.
 	notFound = "no receiver at this path"
+	// filterFailed answers a body the Receiver's filters could not be evaluated on.
+	filterFailed = "the Receiver's filters could not be evaluated on this body (its events say why); the other objects were asked"
 	// Event reasons on the Receiver.
 	requestedReason = "ReconciliationRequested"
 	failedReason    = "ReconciliationRequestFailed"
@@ -142,6 +144,12 @@ func (h *handler) serveHook(w http.ResponseWriter, r *http.Request) {
 	h.report(req, p, out)
 	if len(out.errs) > 0 {
 		h.forget(ctx, keys)
+		// A filter that fails on this body (a field it lacks, a value of another type) fails the
+		// same way on every retry: the body is at fault, not the receiver.
+		if out.evalFailed == len(out.errs) {
+			webhook.Reply(w, http.StatusBadRequest, filterFailed)
+			return
+		}
 		webhook.Reply(w, http.StatusInternalServerError, "could not ask every object to reconcile; send the delivery again")
 		return
 	}

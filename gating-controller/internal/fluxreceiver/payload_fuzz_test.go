@@ -325,7 +325,7 @@ func FuzzReceiverPayloads(f *testing.F) {
 		ctx, cancel := context.WithTimeout(context.Background(), filterTimeout)
 		defer cancel()
 		for _, flt := range filters {
-			_, _ = acceptedBy(ctx, res, doc, flt) // an error is answered 500, as documented
+			_, _ = acceptedBy(ctx, res, doc, flt) // an error is answered 400, as documented
 		}
 		h.report(&request{log: logr.Discard(), receiver: receiver, key: types.NamespacedName{Namespace: "apps", Name: "hook"},
 			event: ev, now: time.Now()}, p, outcome{requested: []target{{kind: "GitRepository", key: types.NamespacedName{Namespace: "apps", Name: "app"}}}})

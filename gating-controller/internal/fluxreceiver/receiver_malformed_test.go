@@ -4,8 +4,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	notificationv1 "github.com/sluice-gitops/sluice/gating-controller/api/notification/v1"
 )
@@ -110,4 +114,41 @@ func TestReceiverMalformedPayloads(t *testing.T) {
 	}
 	g := NewWithT(t)
 	g.Expect(seen).To(HaveLen(len(implemented)), "a type of the receiver has no case")
+}
+
+// A body that a Receiver's filter cannot be evaluated on (a field the expression reads is
+// missing, null or of another type) is the body's fault: 400, the object is not asked, and the
+// Receiver's Warning event says why; a good body is then taken. Sending the same body again
+// cannot help, so a 500 (retry) would be wrong. Checked against the earlier behaviour: with
+// the handler answering 500 for every error, this test fails on the first body.
+func TestReceiverFilterFailingOnTheBody(t *testing.T) {
+	g := NewWithT(t)
+	const token = "filter-token-5c1d"
+	url := startServer(t, Limits{Burst: 100, FailureBurst: 1000})
+	ns := env.Namespace(t)
+	newGitRepository(t, ns, "app", "https://git.example.com/team/app", nil)
+	path := newReceiver(t, ns, "hook", notificationv1.GenericHMACReceiver, token,
+		[]notificationv1.ReceiverResource{resource("GitRepository", "app")},
+		func(r *notificationv1.Receiver) { r.Spec.ResourceFilter = `req.ref.startsWith("refs/heads/")` })
+	var generic senderCase
+	for _, tc := range senderCases(token) {
+		if tc.typ == notificationv1.GenericHMACReceiver {
+			generic = tc
+			break
+		}
+	}
+	before := requestedAt(gitRepositoryGVK, ns, "app")(g)
+	for _, body := range []string{`{}`, `{"ref":null}`, `{"ref":5}`, `{"ref":["refs/heads/main"]}`, `null`, `[]`} {
+		code, msg := postTo(t, url, path, []byte(body), generic.good([]byte(body)))
+		g.Expect(code).To(Equal(400), "%s: %s", body, msg)
+		g.Expect(msg).To(HavePrefix("the Receiver's filters could not be evaluated on this body"))
+	}
+	g.Expect(requestedAt(gitRepositoryGVK, ns, "app")(g)).To(Equal(before), "the object was asked")
+	g.Eventually(testenv.EventsOf(k8s, types.NamespacedName{Namespace: ns, Name: "hook"}, notificationv1.ReceiverKind), 10*time.Second).
+		Should(ContainElement(And(HavePrefix("Warning ReconciliationRequestFailed: "), ContainSubstring(`evaluating the CEL expression 'req.ref.startsWith("refs/heads/")'`))))
+
+	body := []byte(`{"ref":"refs/heads/main"}`)
+	code, msg := postTo(t, url, path, body, generic.good(body))
+	g.Expect(code).To(Equal(200), msg)
+	g.Expect(requestedAt(gitRepositoryGVK, ns, "app")(g)).NotTo(Equal(before))
 }

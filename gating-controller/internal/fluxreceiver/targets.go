@@ -37,6 +37,9 @@ type outcome struct {
 	unrouted  int
 	filtered  int
 	errs      []error
+	// evalFailed counts the errors of errs that are filters failing on the request's body:
+	// sending the same body again cannot help.
+	evalFailed int
 }
 
 // selection is what decides which objects a request asks to reconcile.
@@ -86,6 +89,7 @@ func requestReconciliations(ctx context.Context, c client.Client, sel selection,
 			accepted, err := acceptedBy(filterCtx, obj, sel.req, top, own)
 			if err != nil {
 				out.errs = append(out.errs, fmt.Errorf("%s: %w", t.name(sel.receiver.Namespace), err))
+				out.evalFailed++
 				continue
 			}
 			if !accepted {
