@@ -28,6 +28,15 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// ExtraCRDPaths are installed besides deploy/crds (test-only kinds).
 	ExtraCRDPaths []string
+	// StaticTokens are bearer tokens the API server maps to users of the test's choosing
+	// (--token-auth-file), for identities no ServiceAccount can have: system:anonymous, say.
+	StaticTokens []StaticToken
+}
+
+// StaticToken is a bearer token and the user the API server knows it as.
+type StaticToken struct {
+	Token, User, UID string
+	Groups           []string
 }
 
 // Env is a running control plane.
@@ -37,6 +46,8 @@ type Env struct {
 	Client      client.Client
 	// Root is the repository root (the directory holding go.work).
 	Root string
+	// tokenFile holds the StaticTokens, removed by Stop.
+	tokenFile string
 }
 
 // Start starts kube-apiserver and etcd from bin/ and installs every CRD of deploy/crds. It fails
@@ -61,6 +72,13 @@ func Start(opts Options) (*Env, error) {
 		Scheme:                scheme,
 	}
 	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", ServiceCIDR)
+	var tokenFile string
+	if len(opts.StaticTokens) > 0 {
+		if tokenFile, err = writeTokenFile(opts.StaticTokens); err != nil {
+			return nil, err
+		}
+		env.ControlPlane.GetAPIServer().Configure().Set("token-auth-file", tokenFile)
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting the test control plane from %s: %w", binDir, err)
@@ -70,11 +88,16 @@ func Start(opts Options) (*Env, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	return &Env{Environment: env, Config: cfg, Client: c, Root: root}, nil
+	return &Env{Environment: env, Config: cfg, Client: c, Root: root, tokenFile: tokenFile}, nil
 }
 
 // Stop stops the control plane.
-func (e *Env) Stop() error { return e.Environment.Stop() }
+func (e *Env) Stop() error {
+	if e.tokenFile != "" {
+		_ = os.Remove(e.tokenFile)
+	}
+	return e.Environment.Stop()
+}
 
 // CheckBinaries fails with a message naming the make target when a tool is missing from binDir.
 func CheckBinaries(binDir string, names ...string) error {

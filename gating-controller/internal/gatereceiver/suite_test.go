@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = gatingv1.AddToScheme(scheme)
 	var err error
-	if env, err = testenv.Start(testenv.Options{Scheme: scheme}); err != nil {
+	if env, err = testenv.Start(testenv.Options{Scheme: scheme, StaticTokens: []testenv.StaticToken{anonymousToken}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
