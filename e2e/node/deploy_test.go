@@ -40,6 +40,7 @@ func TestDeployDefault(t *testing.T) {
 			{"FromGit", deployedFromGit},
 			{"TrustBoundary", trustBoundary},
 			{"SessionPodAttacks", sessionPodAttacks},
+			{"TenantURLsRefused", tenantURLsRefused},
 			{"FluxKustomizeController", fluxKustomizeController},
 		} {
 			t.Run(test.name, func(t *testing.T) { test.run(ctx, t, cluster) })
