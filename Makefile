@@ -63,9 +63,11 @@ tools: $(TOOLS)
 
 # k8s.io/kubernetes is not go-installable (its go.mod maps staging modules to ./staging), so its
 # commands build from the small module in e2e/tools whose go.mod replaces them with the published
-# releases; the ldflags make `--version` report the pinned release.
+# releases; the ldflags make `--version` report the pinned release, and leave out the symbol table
+# and DWARF (-s -w, as Kubernetes' release builds do), which halves each link (kube-proxy: 19 s
+# to 9 s with the packages built).
 KUBE_BUILD = cd e2e/tools && v=$$(GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes) && \
-	minor=$$(echo $$v | cut -d. -f2) && GOWORK=off GONOSUMDB=k8s.io go build -o $@ -ldflags "\
+	minor=$$(echo $$v | cut -d. -f2) && GOWORK=off GONOSUMDB=k8s.io go build -o $@ -ldflags "-s -w \
 	  -X k8s.io/component-base/version.gitVersion=$$v -X k8s.io/component-base/version.gitMajor=1 \
 	  -X k8s.io/component-base/version.gitMinor=$$minor -X k8s.io/client-go/pkg/version.gitVersion=$$v"
 
