@@ -148,7 +148,10 @@ func TestAutomationMinimumAgeNeverStarves(t *testing.T) {
 	seen = getGeneration(g, key).Status.Automation.Images[0].Seen[0].Since
 	g.Expect(seen.Time).To(BeTemporally(">", now))
 	g.Eventually(releases(f.ns), 20*time.Second).Should(ContainElement(HaveField("Spec.ContainerImage.Image", image+":1.3.0")))
-	g.Expect(getGeneration(g, key).Status.Automation.Images[0].Waiting).To(BeNil())
+	// The release is created before the scan's status is written.
+	g.Eventually(func(g Gomega) *generatorv1.WaitingTag {
+		return getGeneration(g, key).Status.Automation.Images[0].Waiting
+	}, timeout).Should(BeNil())
 }
 
 // With group: perScan, the new tags of three workloads go as one ManifestUpdate, one commit.
