@@ -38,7 +38,7 @@ func startCountingServer(t *testing.T, limits Limits) *bodytest.CountingListener
 //
 // This test found that net/http, after the 413, still read up to 256 KiB more of a chunked body
 // (to discard it, before closing the connection): 1,315,364 bytes read of the connection, where
-// webhook.ReadBody now ends the reading at the cap (1,053,156 bytes read, the cap and 4.5 KiB).
+// the receiver now ends the reading at the cap (1,053,156 bytes read, the cap and 4.5 KiB).
 // Checked against a reintroduced bug (then restored): webhook.ReadBody reading the body whole
 // with io.ReadAll(r.Body) and checking its size after (400 after the server read the whole
 // 64 MiB stream, 67,125,478 bytes, where 413 after at most cap+bodytest.ReadMargin is expected).

@@ -38,7 +38,7 @@ func startCountingReceiver(t *testing.T, limits Limits) *bodytest.CountingListen
 //
 // This test found that net/http, after the 413, still read up to 256 KiB more of a chunked body
 // (to discard it, before closing the connection): 282,892 bytes read of the connection for a cap
-// of 16 KiB, where webhook.ReadBody now ends the reading at the cap (at most 21,363 bytes read).
+// of 16 KiB, where the receiver now ends the reading at the cap (at most 21,363 bytes read).
 // Checked against a reintroduced bug (then restored): webhook.ReadBody reading the body whole
 // with io.ReadAll(r.Body) and checking its size after (400 after the server read the whole
 // 64 MiB stream, where 413 after at most cap+bodytest.ReadMargin is expected).

@@ -24,14 +24,12 @@ func RetryAfter(d time.Duration) string {
 
 // ReadBody reads the request's body, at most maxBytes of it. A larger body is answered 413 (the
 // body is too large), a body that cannot be read 400; ok is false then. Nothing more of a larger
-// body is read: net/http closes the connection after the answer, but would first read up to
-// 256 KiB more of a chunked body to discard, unless the connection's read deadline has passed.
+// body is read: Serve ends the reading of a body left unread (EndUnreadBodies).
 func ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int64) (body []byte, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 			Reply(w, http.StatusRequestEntityTooLarge, "the body is too large")
 			return nil, false
 		}
