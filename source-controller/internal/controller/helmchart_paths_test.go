@@ -47,7 +47,6 @@ func TestHelmChartArchiveEntriesOutsideTheArtifact(t *testing.T) {
 	goodPath := server.AddChart(t, testserver.ChartSpec{Name: "app", Version: "1.0.0"})
 	good, err := os.ReadFile(goodPath)
 	g.Expect(err).NotTo(HaveOccurred())
-	createHelmRepo(t, ns, "repo", sourcev1.HelmRepositorySpec{URL: server.URL()})
 
 	chartYAML := func(v string) tarEntry {
 		return tarEntry{"app/Chart.yaml", "apiVersion: v2\nname: app\nversion: " + v + "\n", tar.TypeReg}
@@ -83,6 +82,9 @@ func TestHelmChartArchiveEntriesOutsideTheArtifact(t *testing.T) {
 	fmt.Fprintf(&index, "  - {apiVersion: v2, name: app, version: 1.0.0, digest: %x, urls: [%s/app-1.0.0.tgz]}\n", sha256.Sum256(good), server.URL())
 	index.WriteString("generated: \"2026-01-01T00:00:00Z\"\n")
 	server.WriteIndex(t, []byte(index.String()))
+	// Created after the index is whole: the repository's artifact is the index it fetched
+	// first, and a version missing from it would be refused as InvalidChartReference.
+	createHelmRepo(t, ns, "repo", sourcev1.HelmRepositorySpec{URL: server.URL()})
 
 	key := createChart(t, ns, "app", sourcev1.HelmChartSpec{
 		Chart: "app", Version: "1.0.0", SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: "repo"},
