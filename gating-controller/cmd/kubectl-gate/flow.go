@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"net/url"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,27 +17,50 @@ import (
 // the user's credentials, leniently: a field that is missing or of another type leaves its value
 // empty rather than failing the page.
 
-// flowNode is a source or a consumer (some kinds are both: a HelmChart, a ManifestGeneration).
+// flowNode is a source or a consumer (some kinds are both: a HelmChart, a ManifestGeneration),
+// or the upstream a source fetches from (a Git server, a Helm repository).
 type flowNode struct {
 	ID        string `json:"id"`
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
+	// Upstream: the node is the URL of sources (Kind Upstream, Name the URL), so that the gates
+	// of a source, which hold what it fetches, are drawn on an edge too.
+	Upstream bool `json:"upstream,omitempty"`
 	// Ready is the Ready condition's status ("" without one), with its reason and message.
 	Ready   string `json:"ready"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Status is one word for colour and filters (ready, waiting, failing, suspended,
+	// progressing, unknown), and Why says what waits or fails, in the words of the conditions.
+	Status string `json:"status"`
+	Why    string `json:"why,omitempty"`
 	// Revision is a source's artifact revision, or the revision a consumer applied last.
 	Revision string `json:"revision,omitempty"`
-	// Digest, Size and UpdatedAt describe a source's artifact.
+	// Digest, Size and UpdatedAt describe a source's artifact; URL is where it fetches from.
 	Digest    string `json:"digest,omitempty"`
 	Size      int64  `json:"size,omitempty"`
 	UpdatedAt string `json:"updatedAt,omitempty"`
+	URL       string `json:"url,omitempty"`
 	// Waiting is what a consumer's gates hold (gatesapi.GatesStatus): its state and revision.
 	GateState       string `json:"gateState,omitempty"`
 	WaitingRevision string `json:"waitingRevision,omitempty"`
+	HeldSince       string `json:"heldSince,omitempty"`
 	Suspended       bool   `json:"suspended,omitempty"`
+	// Gates are all the gates the object waits on, those of its edges and of an object that
+	// has no input drawn.
+	Gates []flowGate `json:"gates,omitempty"`
+	// Inventory is what the consumer applied, at most maxInventoryShown entries of
+	// InventoryCount.
+	Inventory      []string `json:"inventory,omitempty"`
+	InventoryCount int      `json:"inventoryCount,omitempty"`
+	// Actions are the buttons the viewer's RBAC allows, set by the server per request.
+	Actions *nodeActions `json:"actions,omitempty"`
 }
+
+// maxInventoryShown bounds the inventory each node carries: the page's data stays small with
+// consumers of thousands of objects; the count says how many there are.
+const maxInventoryShown = 50
 
 // flowEdge is a consumer's input: the source it reads, with the gates the consumer waits on.
 type flowEdge struct {
@@ -50,16 +76,17 @@ type flowGate struct {
 	State string `json:"state"`
 }
 
+// gateView is what the flow shows of a gate: its state and cause, and a pending approval.
+type gateView struct {
+	State string
+	Cause string
+	// Approval is "" or the Approved condition's message while a request waits for approvals.
+	Approval string
+}
+
 type flowGraph struct {
 	Nodes []flowNode `json:"nodes"`
 	Edges []flowEdge `json:"edges"`
-}
-
-// flowKind is a kind of the flow, with where its objects name their inputs.
-type flowKind struct {
-	gated gatedKind
-	// inputs are the objects obj reads, as kind and key.
-	inputs func(obj *unstructured.Unstructured) []flowRef
 }
 
 type flowRef struct {
@@ -139,38 +166,36 @@ var flowInputs = map[string]func(*unstructured.Unstructured) []flowRef{
 	"ImageUpdateAutomation": sourceRefAt("spec", "sourceRef"),
 }
 
-// buildFlow makes the flow of the objects listed by kind, with the gates' states (a gate
-// missing from states shows as unknown). Nodes and edges are sorted, so that the page does not
+// buildFlow makes the flow of the objects listed by kind, with the gates the user can read (a gate
+// missing from gates shows as unknown). Nodes and edges are sorted, so that the page does not
 // move between two reads of the same objects.
-func buildFlow(objects map[string][]unstructured.Unstructured, states map[types.NamespacedName]string) flowGraph {
+func buildFlow(objects map[string][]unstructured.Unstructured, gates map[types.NamespacedName]gateView) flowGraph {
 	g := flowGraph{Nodes: []flowNode{}, Edges: []flowEdge{}}
+	upstreams := map[string]bool{}
 	for _, k := range gatedKinds {
 		inputs := flowInputs[k.kind]
 		for i := range objects[k.kind] {
 			obj := &objects[k.kind][i]
 			node := flowNodeOf(k, obj)
+			node.Gates = gatesOfNode(k, obj, gates)
+			node.Status, node.Why = statusOf(&node, gates)
+			var refs []flowRef
+			if inputs != nil {
+				refs = inputs(obj)
+			}
+			if u := upstreamOf(k.kind, obj); u != "" {
+				id := flowID("Upstream", types.NamespacedName{Name: u})
+				if !upstreams[id] {
+					upstreams[id] = true
+					g.Nodes = append(g.Nodes, flowNode{ID: id, Kind: "Upstream", Name: u, Upstream: true, Status: "unknown"})
+				}
+				node.URL = u
+				g.Edges = append(g.Edges, flowEdge{From: id, To: node.ID, Gates: node.Gates})
+			}
+			for _, in := range refs {
+				g.Edges = append(g.Edges, flowEdge{From: flowID(in.kind, in.key), To: node.ID, Gates: node.Gates})
+			}
 			g.Nodes = append(g.Nodes, node)
-			if inputs == nil {
-				continue
-			}
-			refs, _ := gatesOf(k, obj)
-			gates := make([]flowGate, 0, len(refs))
-			seen := map[types.NamespacedName]bool{}
-			for _, ref := range refs {
-				key := gatesapi.ResolveRef(obj.GetNamespace(), ref)
-				if seen[key] {
-					continue
-				}
-				seen[key] = true
-				state := states[key]
-				if state == "" {
-					state = "unknown"
-				}
-				gates = append(gates, flowGate{Namespace: key.Namespace, Name: key.Name, State: state})
-			}
-			for _, in := range inputs(obj) {
-				g.Edges = append(g.Edges, flowEdge{From: flowID(in.kind, in.key), To: node.ID, Gates: gates})
-			}
 		}
 	}
 	sort.Slice(g.Nodes, func(i, j int) bool { return g.Nodes[i].ID < g.Nodes[j].ID })
@@ -183,6 +208,98 @@ func buildFlow(objects map[string][]unstructured.Unstructured, states map[types.
 	return g
 }
 
+// gatesOfNode are the gates obj waits on, each once, with their states.
+func gatesOfNode(k gatedKind, obj *unstructured.Unstructured, gates map[types.NamespacedName]gateView) []flowGate {
+	refs, _ := gatesOf(k, obj)
+	out := make([]flowGate, 0, len(refs))
+	seen := map[types.NamespacedName]bool{}
+	for _, ref := range refs {
+		key := gatesapi.ResolveRef(obj.GetNamespace(), ref)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		state := gates[key].State
+		if state == "" {
+			state = "unknown"
+		}
+		out = append(out, flowGate{Namespace: key.Namespace, Name: key.Name, State: state})
+	}
+	return out
+}
+
+// statusOf sums the node up in one word, and says why it waits or fails: a suspension first
+// (nothing moves), then the gates that hold a revision, then the Ready condition.
+func statusOf(n *flowNode, gates map[types.NamespacedName]gateView) (string, string) {
+	switch {
+	case n.Suspended:
+		return "suspended", "suspended: its controller does not reconcile it until it is resumed"
+	case strings.HasPrefix(n.GateState, "closed") || n.GateState == "Held":
+		return "waiting", waitingWhy(n, gates)
+	case n.Ready == "False":
+		return "failing", strings.TrimPrefix(n.Reason+": "+n.Message, ": ")
+	case n.Ready == "Unknown":
+		return "progressing", n.Message
+	case n.Ready == "True":
+		return "ready", ""
+	}
+	return "unknown", ""
+}
+
+// waitingWhy names the revision held and each gate that holds it, with its cause, and the
+// approvals a gate waits for.
+func waitingWhy(n *flowNode, gates map[types.NamespacedName]gateView) string {
+	why := "waiting"
+	if n.WaitingRevision != "" {
+		why += " to apply " + n.WaitingRevision
+	}
+	var holders []string
+	for _, fg := range n.Gates {
+		if fg.State == "opened" {
+			continue
+		}
+		v := gates[types.NamespacedName{Namespace: fg.Namespace, Name: fg.Name}]
+		h := fmt.Sprintf("gate %s/%s is %s", fg.Namespace, fg.Name, fg.State)
+		if v.Cause != "" {
+			h += " (" + v.Cause + ")"
+		}
+		if v.Approval != "" {
+			h += "; approval: " + v.Approval
+		}
+		holders = append(holders, h)
+	}
+	if len(holders) == 0 {
+		return why + ": " + strings.TrimPrefix(n.GateState, "closed ")
+	}
+	return why + ": " + strings.Join(holders, "; ")
+}
+
+// upstreamOf is where a source fetches from, without a password: Git, Helm and OCI URLs, and a
+// bucket's endpoint and name.
+func upstreamOf(kind string, obj *unstructured.Unstructured) string {
+	str := func(path ...string) string {
+		v, _, _ := unstructured.NestedString(obj.Object, path...)
+		return v
+	}
+	var raw string
+	switch kind {
+	case "GitRepository", "HelmRepository", "OCIRepository":
+		raw = str("spec", "url")
+	case "Bucket":
+		if e, b := str("spec", "endpoint"), str("spec", "bucketName"); e != "" && b != "" {
+			raw = strings.TrimSuffix(e, "/") + "/" + b
+		}
+	}
+	if raw == "" {
+		return ""
+	}
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = url.User(u.User.Username())
+		return u.String()
+	}
+	return raw
+}
+
 // flowNodeOf reads what the page shows of obj.
 func flowNodeOf(k gatedKind, obj *unstructured.Unstructured) flowNode {
 	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
@@ -191,7 +308,7 @@ func flowNodeOf(k gatedKind, obj *unstructured.Unstructured) flowNode {
 		v, _, _ := unstructured.NestedString(obj.Object, path...)
 		return v
 	}
-	n.Suspended, _, _ = unstructured.NestedBool(obj.Object, "spec", "suspend")
+	n.Suspended = suspended(k.kind, obj)
 	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conditions {
 		m, ok := c.(map[string]any)
@@ -220,6 +337,31 @@ func flowNodeOf(k gatedKind, obj *unstructured.Unstructured) flowNode {
 		if w.WaitingRevision != "-" {
 			n.WaitingRevision = w.WaitingRevision
 		}
+		if w.HeldSince != "-" {
+			n.HeldSince = w.HeldSince
+		}
 	}
+	n.Inventory, n.InventoryCount = inventoryOf(obj)
 	return n
+}
+
+// inventoryOf reads status.inventory.entries, whose IDs are `<namespace>_<name>_<group>_<kind>`
+// (Flux's and Sluice's inventories), as "Kind namespace/name".
+func inventoryOf(obj *unstructured.Unstructured) ([]string, int) {
+	entries, _, _ := unstructured.NestedSlice(obj.Object, "status", "inventory", "entries")
+	var out []string
+	for _, e := range entries {
+		if len(out) == maxInventoryShown {
+			break
+		}
+		m, _ := e.(map[string]any)
+		id, _ := m["id"].(string)
+		parts := strings.Split(id, "_")
+		if len(parts) != 4 {
+			out = append(out, id)
+			continue
+		}
+		out = append(out, parts[3]+" "+parts[0]+"/"+parts[1])
+	}
+	return out, len(entries)
 }

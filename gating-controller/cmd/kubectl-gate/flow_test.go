@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -41,6 +42,7 @@ func TestFlowOfTheDemo(t *testing.T) {
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata: {name: demo, namespace: sluice-demo}
+spec: {url: "https://bot:s3cret@git.example.com/demo.git", gates: {refs: [bypass-signoff]}}
 status:
   conditions: [{type: Ready, status: "True", reason: Succeeded, message: "stored artifact for revision 'main@sha1:2b1f'"}]
   artifact: {revision: "main@sha1:2b1f", digest: "sha256:9c1e", size: 1832, lastUpdateTime: "2026-12-01T10:00:00Z"}
@@ -79,16 +81,21 @@ spec:
   suspend: true
   sourceRef: {kind: GitRepository, name: demo, namespace: sluice-demo}
 `)
-	states := map[types.NamespacedName]string{
-		{Namespace: "sluice-demo", Name: "change-freeze"}:  "closed",
-		{Namespace: "sluice-demo", Name: "bypass-signoff"}: "opened",
+	states := map[types.NamespacedName]gateView{
+		{Namespace: "sluice-demo", Name: "change-freeze"}:  {State: "closed", Cause: "Gate closed by the schedule of GateKeeper 'freeze'"},
+		{Namespace: "sluice-demo", Name: "bypass-signoff"}: {State: "opened"},
 	}
 	flow := buildFlow(objects, states)
 
-	g.Expect(flow.Nodes).To(HaveLen(5))
+	// The Git server is a node too (without the password of the URL): the source's gates hold
+	// what it fetches from there, and are drawn on that edge.
+	g.Expect(flow.Nodes).To(HaveLen(6))
+	upstream := "https://bot@git.example.com/demo.git"
+	g.Expect(flow.Nodes[5]).To(Equal(flowNode{ID: "Upstream//" + upstream, Kind: "Upstream", Name: upstream, Upstream: true, Status: "unknown"}))
 	g.Expect(flow.Nodes[0]).To(Equal(flowNode{ID: "GitRepository/sluice-demo/demo", Kind: "GitRepository",
 		Namespace: "sluice-demo", Name: "demo", Ready: "True", Reason: "Succeeded", Message: "stored artifact for revision 'main@sha1:2b1f'",
-		Revision: "main@sha1:2b1f", Digest: "sha256:9c1e", Size: 1832, UpdatedAt: "2026-12-01T10:00:00Z"}))
+		Status: "ready", Revision: "main@sha1:2b1f", Digest: "sha256:9c1e", Size: 1832, UpdatedAt: "2026-12-01T10:00:00Z", URL: upstream,
+		Gates: []flowGate{{Namespace: "sluice-demo", Name: "bypass-signoff", State: "opened"}}}))
 	byID := map[string]flowNode{}
 	for _, n := range flow.Nodes {
 		byID[n.ID] = n
@@ -97,9 +104,17 @@ spec:
 	g.Expect(production.Revision).To(Equal("main@sha1:0a0a"))
 	g.Expect(production.GateState).To(Equal("Held"))
 	g.Expect(production.WaitingRevision).To(Equal("main@sha1:2b1f"))
-	g.Expect(byID["Kustomization/flux-system/apps"].Suspended).To(BeTrue())
+	// Why it waits names the revision and the closed gate with its cause; the open one is left out.
+	g.Expect(production.Status).To(Equal("waiting"))
+	g.Expect(production.Why).To(Equal("waiting to apply main@sha1:2b1f: gate sluice-demo/change-freeze is closed (Gate closed by the schedule of GateKeeper 'freeze')"))
+	g.Expect(byID["ManifestGeneration/sluice-demo/staging"].Status).To(Equal("ready"))
+	apps := byID["Kustomization/flux-system/apps"]
+	g.Expect(apps.Suspended).To(BeTrue())
+	g.Expect(apps.Status).To(Equal("suspended"))
 
 	g.Expect(flow.Edges).To(Equal([]flowEdge{
+		{From: "Upstream//" + upstream, To: "GitRepository/sluice-demo/demo",
+			Gates: []flowGate{{Namespace: "sluice-demo", Name: "bypass-signoff", State: "opened"}}},
 		{From: "GitRepository/sluice-demo/demo", To: "Kustomization/flux-system/apps",
 			Gates: []flowGate{{Namespace: "ops", Name: "window", State: "unknown"}}},
 		{From: "GitRepository/sluice-demo/demo", To: "ManifestGeneration/sluice-demo/production",
@@ -107,6 +122,41 @@ spec:
 		{From: "GitRepository/sluice-demo/demo", To: "ManifestGeneration/sluice-demo/staging", Gates: []flowGate{}},
 		{From: "ManifestGeneration/sluice-demo/staging", To: "ManifestUpdate/sluice-demo/bump", Gates: []flowGate{}},
 	}))
+}
+
+// A consumer failing says why in its Ready condition's words; a ResourceSet suspended by
+// flux-operator's annotation is suspended; an inventory shows as kinds and names, bounded.
+func TestFlowFailuresSuspensionsAndInventories(t *testing.T) {
+	g := NewWithT(t)
+	var entries strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&entries, "{id: team_cm-%d__ConfigMap, v: v1}, ", i)
+	}
+	objects := objectsOf(t, `
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: tenants, namespace: a, annotations: {fluxcd.controlplane.io/reconcile: disabled}}
+status:
+  inventory: {entries: [{id: _team1__Namespace, v: v1}, {id: team1_tenant__ConfigMap, v: v1}, {id: odd, v: v1}]}
+`, `
+apiVersion: generator.toolkit.fluxcd.io/v1alpha1
+kind: ManifestGeneration
+metadata: {name: broken, namespace: a}
+status:
+  conditions: [{type: Ready, status: "False", reason: GenerateFailed, message: "kustomize build: no such file"}]
+  inventory: {entries: [`+entries.String()+`]}
+`)
+	flow := buildFlow(objects, nil)
+	g.Expect(flow.Nodes).To(HaveLen(2))
+	broken, tenants := flow.Nodes[0], flow.Nodes[1]
+	g.Expect(broken.Status).To(Equal("failing"))
+	g.Expect(broken.Why).To(Equal("GenerateFailed: kustomize build: no such file"))
+	g.Expect(broken.InventoryCount).To(Equal(60))
+	g.Expect(broken.Inventory).To(HaveLen(maxInventoryShown))
+	g.Expect(broken.Inventory[0]).To(Equal("ConfigMap team/cm-0"))
+	g.Expect(tenants.Status).To(Equal("suspended"))
+	g.Expect(tenants.Inventory).To(Equal([]string{"Namespace /team1", "ConfigMap team1/tenant", "odd"}))
+	g.Expect(tenants.InventoryCount).To(Equal(3))
 }
 
 // Objects whose fields are missing or of other types still show, with what could be read.
@@ -126,8 +176,8 @@ spec: {inputsFrom: [1, {kind: ResourceSetInputProvider}, {kind: ResourceSetInput
 `)
 	flow := buildFlow(objects, nil)
 	g.Expect(flow.Nodes).To(ConsistOf(
-		flowNode{ID: "Kustomization/a/odd", Kind: "Kustomization", Namespace: "a", Name: "odd"},
-		flowNode{ID: "ResourceSet/a/rs", Kind: "ResourceSet", Namespace: "a", Name: "rs"},
+		flowNode{ID: "Kustomization/a/odd", Kind: "Kustomization", Namespace: "a", Name: "odd", Status: "unknown", Gates: []flowGate{}},
+		flowNode{ID: "ResourceSet/a/rs", Kind: "ResourceSet", Namespace: "a", Name: "rs", Status: "unknown", Gates: []flowGate{}},
 	))
 	g.Expect(flow.Edges).To(Equal([]flowEdge{
 		{From: "ResourceSetInputProvider/a/tags", To: "ResourceSet/a/rs", Gates: []flowGate{}},
@@ -161,9 +211,9 @@ status:
 `, i, i%50, i, i, i+1))
 	}
 	objects := objectsOf(b, docs...)
-	states := map[types.NamespacedName]string{}
+	states := map[types.NamespacedName]gateView{}
 	for i := range 50 {
-		states[types.NamespacedName{Namespace: fmt.Sprintf("team-%d", i), Name: "freeze"}] = "closed"
+		states[types.NamespacedName{Namespace: fmt.Sprintf("team-%d", i), Name: "freeze"}] = gateView{State: "closed", Cause: "Gate closed by default"}
 	}
 	b.ReportAllocs()
 	for b.Loop() {

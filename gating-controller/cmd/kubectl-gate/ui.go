@@ -47,10 +47,13 @@ kubectl gate approve does), shown only when your RBAC lets you create gateapprov
 			if err != nil {
 				return err
 			}
-			d := &dashboard{client: s.client, config: s.config, dynamic: dyn, namespace: s.namespace, now: now}
+			d := &dashboard{client: s.client, config: s.config, dynamic: dyn, namespace: s.namespace, now: now,
+				serveCtx: cmd.Context()}
 			if allNamespaces {
 				d.namespace = ""
 			}
+			d.flowCache = newFlowCache(dyn, d.namespace)
+			d.access = newAccessCache(d.accessReview)
 			return serveUI(cmd.Context(), cmd, address, d)
 		},
 	}
@@ -80,7 +83,9 @@ func serveUI(ctx context.Context, cmd *cobra.Command, address string, d *dashboa
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: newUIHandler(d), ReadHeaderTimeout: 10 * time.Second}
+	// Requests end with ctx, so that Ctrl-C also ends the pages' event streams.
+	srv := &http.Server{Handler: newUIHandler(d), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	scope := fmt.Sprintf("namespace %q", d.namespace)
 	if d.namespace == "" {
 		scope = "all namespaces"

@@ -142,16 +142,9 @@ type respondRequest struct {
 	Revision string `json:"revision"`
 }
 
-// handleRespond creates a GateApproval as the user running the page. The request must come
-// from the page itself: a JSON body and the X-Sluice-Dashboard header, which another site's page
-// cannot send without a CORS preflight that this server never grants.
+// handleRespond creates a GateApproval as the user running the page (fromThePage only).
 func (d *dashboard) handleRespond(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("X-Sluice-Dashboard") != "1" || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		http.Error(w, "responses come from the dashboard page only", http.StatusForbidden)
-		return
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
-		http.Error(w, "responses come from the dashboard page only", http.StatusForbidden)
+	if !fromThePage(w, r) {
 		return
 	}
 	decision := gatingv1alpha1.GateDecision(r.PathValue("decision"))

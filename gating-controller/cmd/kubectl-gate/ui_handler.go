@@ -22,6 +22,12 @@ func newUIHandler(d *dashboard) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /", http.FileServerFS(static))
 	mux.HandleFunc("POST /api/gates/{namespace}/{name}/{decision}", d.handleRespond)
+	mux.HandleFunc("POST /api/gates/{namespace}/{name}/open", d.handleGateRequest(openRequest))
+	mux.HandleFunc("POST /api/gates/{namespace}/{name}/close", d.handleGateRequest(closeRequest))
+	mux.HandleFunc("POST /api/objects/{kind}/{namespace}/{name}/{action}", d.handleObjectAction)
+	mux.HandleFunc("GET /api/flow", d.handleFlow)
+	mux.HandleFunc("GET /api/flow/events", d.handleFlowEvents)
+	mux.HandleFunc("GET /api/flow/history", d.handleFlowHistory)
 	mux.HandleFunc("GET /api/state", func(w http.ResponseWriter, r *http.Request) {
 		state, err := d.state(r.Context())
 		if err != nil {

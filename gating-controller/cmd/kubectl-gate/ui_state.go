@@ -23,6 +23,11 @@ type dashboard struct {
 	// namespace is the namespace shown; empty for all namespaces.
 	namespace string
 	now       func() time.Time
+	// serveCtx ends when the page stops being served: the flow's watches and event streams end
+	// with it.
+	serveCtx  context.Context
+	flowCache *flowCache
+	access    *accessCache
 }
 
 // uiState is the JSON of /api/state.
