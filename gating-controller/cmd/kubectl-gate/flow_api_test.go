@@ -21,7 +21,7 @@ import (
 )
 
 // getFlow reads the page's data as the page does.
-func getFlow(t *testing.T, url string) flowData {
+func getFlow(t testing.TB, url string) flowData {
 	t.Helper()
 	res, body := get(t, url+"api/flow", "")
 	if res.StatusCode != http.StatusOK {

@@ -13,7 +13,7 @@ import (
 
 // startUI runs `kubectl gate ui` as a user does and returns the URL it prints. At the end of the
 // test it is stopped with Ctrl-C (SIGINT), and must exit cleanly.
-func startUI(t *testing.T, args ...string) string {
+func startUI(t testing.TB, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	cmd := pluginCmd(ctx, append([]string{"ui", "--address", "127.0.0.1:0"}, args...)...)

@@ -10,7 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-func get(t *testing.T, url, host string) (*http.Response, string) {
+func get(t testing.TB, url, host string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
