@@ -31,11 +31,7 @@ func newSession(flags *genericclioptions.ConfigFlags) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme := runtime.NewScheme()
-	if err := gatingv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: gateScheme()})
 	if err != nil {
 		return nil, err
 	}
@@ -56,4 +52,13 @@ func (s *session) explain(err error, name string) error {
 		return fmt.Errorf("gate %q not found in namespace %q", name, s.namespace)
 	}
 	return err
+}
+
+// gateScheme knows the Gate types.
+func gateScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	if err := gatingv1alpha1.AddToScheme(scheme); err != nil {
+		panic(err) // the types are part of the binary
+	}
+	return scheme
 }

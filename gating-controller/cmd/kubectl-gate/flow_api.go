@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -282,8 +283,10 @@ func writeMessage(w http.ResponseWriter, msg string) {
 // preflight that this server never grants, and no Origin but the page's own.
 func fromThePage(w http.ResponseWriter, r *http.Request) bool {
 	ok := r.Header.Get("X-Sluice-Dashboard") == "1" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json")
-	if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
-		ok = false
+	if origin := r.Header.Get("Origin"); origin != "" {
+		// The page's own origin, served over HTTP by the plugin or HTTPS behind a cluster's proxy.
+		u, err := url.Parse(origin)
+		ok = ok && err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host == r.Host
 	}
 	if !ok {
 		http.Error(w, "actions come from the dashboard page only", http.StatusForbidden)

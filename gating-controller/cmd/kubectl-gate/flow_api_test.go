@@ -201,7 +201,7 @@ spec:
 		ObjectMeta:     metav1.ObjectMeta{Namespace: ns, Name: "production.held"},
 		InvolvedObject: corev1.ObjectReference{Kind: "ManifestGeneration", Namespace: ns, Name: "production"},
 		Type:           corev1.EventTypeNormal, Reason: "Held", Message: "revision main@sha1:2b1f held by gate change-freeze",
-		LastTimestamp:  metav1.NewTime(time.Date(2026, 12, 25, 0, 0, 5, 0, time.UTC)),
+		LastTimestamp: metav1.NewTime(time.Date(2026, 12, 25, 0, 0, 5, 0, time.UTC)),
 	})).To(Succeed())
 	var h flowHistory
 	res, raw := get(t, url+"api/flow/history?kind=ManifestGeneration&namespace="+ns+"&name=production", "")

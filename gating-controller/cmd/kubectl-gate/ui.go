@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 func newUICmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
@@ -18,6 +19,10 @@ func newUICmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
 		address       string
 		allNamespaces bool
 		fixedNow      string
+		callersMode   bool
+		maxCallers    int
+		callerIdle    time.Duration
+		callerRecheck time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "ui",
@@ -39,6 +44,9 @@ kubectl gate approve does), shown only when your RBAC lets you create gateapprov
 			if err != nil {
 				return err
 			}
+			if callersMode {
+				return serveCallers(cmd, flags, address, allNamespaces, now, maxCallers, callerIdle, callerRecheck)
+			}
 			s, err := newSession(flags)
 			if err != nil {
 				return err
@@ -59,6 +67,13 @@ kubectl gate approve does), shown only when your RBAC lets you create gateapprov
 	}
 	cmd.Flags().StringVar(&address, "address", "127.0.0.1:8090", "Address to serve the page on; port 0 picks a free port.")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "Show the gates of all namespaces.")
+	cmd.Flags().BoolVar(&callersMode, "authenticate-callers", false,
+		"Serve many people, each with their own Kubernetes token (an Authorization header, or the page's sign-in), as in a cluster: the page acts with the caller's token, and the plugin uses no credentials of its own. Needs --server and --certificate-authority.")
+	cmd.Flags().IntVar(&maxCallers, "max-callers", 64, "With --authenticate-callers: the callers served at once, each with their own watches; past it, the least recently active is dropped.")
+	cmd.Flags().DurationVar(&callerIdle, "caller-idle", 15*time.Minute, "With --authenticate-callers: a caller's watches stop after this long without a request.")
+	// Tests need a revoked token to be noticed sooner than a minute.
+	cmd.Flags().DurationVar(&callerRecheck, "caller-recheck", time.Minute, "With --authenticate-callers: how often a caller's token is reviewed again.")
+	_ = cmd.Flags().MarkHidden("caller-recheck")
 	// Tests need a fixed "now" to show a timeline that does not move with the calendar.
 	cmd.Flags().StringVar(&fixedNow, "now", "", "The instant the page takes as now, RFC 3339 (for tests).")
 	_ = cmd.Flags().MarkHidden("now")
@@ -79,16 +94,24 @@ func uiClock(fixed string) (func() time.Time, error) {
 
 // serveUI serves the page until ctx ends (Ctrl-C).
 func serveUI(ctx context.Context, cmd *cobra.Command, address string, d *dashboard) error {
+	return serve(ctx, cmd, address, newUIHandler(d), d.namespace, "")
+}
+
+// serve serves handler until ctx ends.
+func serve(ctx context.Context, cmd *cobra.Command, address string, handler http.Handler, namespace, to string) error {
 	ln, err := net.Listen("tcp", address)
 	if err != nil {
 		return err
 	}
 	// Requests end with ctx, so that Ctrl-C also ends the pages' event streams.
-	srv := &http.Server{Handler: newUIHandler(d), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
-	scope := fmt.Sprintf("namespace %q", d.namespace)
-	if d.namespace == "" {
+	scope := fmt.Sprintf("namespace %q", namespace)
+	if namespace == "" {
 		scope = "all namespaces"
+	}
+	if to != "" {
+		scope += " " + to
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "Serving the gates of %s at http://%s/ (Ctrl-C to stop)\n", scope, ln.Addr())
 
@@ -106,4 +129,26 @@ func serveUI(ctx context.Context, cmd *cobra.Command, address string, d *dashboa
 		return nil
 	}
 	return err
+}
+
+// serveCallers serves the pages to callers who each bring their own token (--authenticate-callers).
+// Only the API server's address and CA come from the flags; a kubeconfig's credentials, if any,
+// are never used.
+func serveCallers(cmd *cobra.Command, flags *genericclioptions.ConfigFlags, address string, allNamespaces bool,
+	now func() time.Time, maxCallers int, idle, recheck time.Duration) error {
+	server, ca := *flags.APIServer, *flags.CAFile
+	if server == "" || ca == "" {
+		return fmt.Errorf("--authenticate-callers needs the API server's address and CA: --server and --certificate-authority")
+	}
+	if maxCallers < 1 {
+		return fmt.Errorf("invalid --max-callers %d: at least 1", maxCallers)
+	}
+	namespace := *flags.Namespace
+	if allNamespaces {
+		namespace = ""
+	}
+	base := &rest.Config{Host: server, TLSClientConfig: rest.TLSClientConfig{CAFile: ca}}
+	c := newCallers(cmd.Context(), base, namespace, now, maxCallers, idle)
+	c.recheck = recheck
+	return serve(cmd.Context(), cmd, address, c.handler(), namespace, "to callers with their own tokens")
 }

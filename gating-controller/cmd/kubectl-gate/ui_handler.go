@@ -13,14 +13,25 @@ import (
 //go:embed ui
 var uiFiles embed.FS
 
-// newUIHandler serves the page and /api/state, the JSON the page polls.
+// newUIHandler serves the page and its API to the user running the plugin, on loopback.
 func newUIHandler(d *dashboard) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /", staticFiles())
+	d.routes(mux)
+	return securityHeaders(ipOrLocalhost(mux))
+}
+
+// staticFiles are the pages, scripts and styles, the same for everyone.
+func staticFiles() http.Handler {
 	static, err := fs.Sub(uiFiles, "ui")
 	if err != nil {
 		panic(err) // the embedded directory is part of the binary
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /", http.FileServerFS(static))
+	return http.FileServerFS(static)
+}
+
+// routes adds the API of the pages, read and acted on with the dashboard's credentials.
+func (d *dashboard) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/gates/{namespace}/{name}/{decision}", d.handleRespond)
 	mux.HandleFunc("POST /api/gates/{namespace}/{name}/open", d.handleGateRequest(openRequest))
 	mux.HandleFunc("POST /api/gates/{namespace}/{name}/close", d.handleGateRequest(closeRequest))
@@ -38,7 +49,6 @@ func newUIHandler(d *dashboard) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		_ = json.NewEncoder(w).Encode(state)
 	})
-	return securityHeaders(ipOrLocalhost(mux))
 }
 
 // ipOrLocalhost refuses requests for a host name other than localhost: a page of another site
