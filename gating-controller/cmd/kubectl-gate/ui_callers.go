@@ -13,6 +13,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,7 +52,7 @@ type callers struct {
 	reviews chan struct{}
 
 	mu       sync.Mutex
-	sessions map[[32]byte]*callerSession
+	sessions map[sessionKey]*callerSession
 	// cookies are the sign-ins of the page: a random cookie value for the token, kept on the
 	// server so that the browser never holds the token itself.
 	cookies map[string]cookieSignIn
@@ -65,6 +66,12 @@ type cookieSignIn struct {
 // cookieLifetime is how long a sign-in lasts; the token's own expiry ends it earlier.
 const cookieLifetime = 12 * time.Hour
 
+// sessionKey is a caller's token (its digest) and the namespace the pages show them.
+type sessionKey struct {
+	token     [32]byte
+	namespace string
+}
+
 type callerSession struct {
 	user     string
 	token    string
@@ -76,7 +83,7 @@ type callerSession struct {
 
 func newCallers(ctx context.Context, base *rest.Config, namespace string, now func() time.Time, maxSessions int, idle time.Duration) *callers {
 	return &callers{base: base, namespace: namespace, pageNow: now, now: time.Now, ctx: ctx, maxSessions: maxSessions, idle: idle, recheck: time.Minute,
-		reviews: make(chan struct{}, 4), sessions: map[[32]byte]*callerSession{}, cookies: map[string]cookieSignIn{}}
+		reviews: make(chan struct{}, 4), sessions: map[sessionKey]*callerSession{}, cookies: map[string]cookieSignIn{}}
 }
 
 // tokenOf is the caller's token: the Authorization header's, else the sign-in's of the cookie.
@@ -129,10 +136,13 @@ func (c *callers) configFor(token string) *rest.Config {
 	return cfg
 }
 
-// session returns the caller's dashboard, starting it on the first request with a token and
-// checking the token again every recheck.
-func (c *callers) session(ctx context.Context, token string) (*callerSession, error) {
-	key := sha256.Sum256([]byte(token))
+// session returns the caller's dashboard of namespace ("" for the plugin's own -n or -A),
+// starting it on the first request with a token and checking the token again every recheck.
+func (c *callers) session(ctx context.Context, token, namespace string) (*callerSession, error) {
+	if namespace == "" {
+		namespace = c.namespace
+	}
+	key := sessionKey{token: sha256.Sum256([]byte(token)), namespace: namespace}
 	now := c.now()
 	c.mu.Lock()
 	s, ok := c.sessions[key]
@@ -156,7 +166,7 @@ func (c *callers) session(ctx context.Context, token string) (*callerSession, er
 		s.checked, s.lastUsed = now, now
 		return s, nil
 	}
-	s, err = c.start(token, user, now)
+	s, err = c.start(token, user, namespace, now)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +176,7 @@ func (c *callers) session(ctx context.Context, token string) (*callerSession, er
 }
 
 // start makes the dashboard of a caller, acting with their token.
-func (c *callers) start(token, user string, now time.Time) (*callerSession, error) {
+func (c *callers) start(token, user, namespace string, now time.Time) (*callerSession, error) {
 	cfg := c.configFor(token)
 	cl, err := client.NewWithWatch(cfg, client.Options{Scheme: gateScheme()})
 	if err != nil {
@@ -177,8 +187,8 @@ func (c *callers) start(token, user string, now time.Time) (*callerSession, erro
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	d := &dashboard{client: cl, config: cfg, dynamic: dyn, namespace: c.namespace, now: c.pageNow, serveCtx: ctx}
-	d.flowCache = newFlowCache(dyn, c.namespace)
+	d := &dashboard{client: cl, config: cfg, dynamic: dyn, namespace: namespace, now: c.pageNow, serveCtx: ctx}
+	d.flowCache = newFlowCache(dyn, namespace)
 	d.access = newAccessCache(d.accessReview)
 	mux := http.NewServeMux()
 	d.routes(mux)
@@ -188,7 +198,7 @@ func (c *callers) start(token, user string, now time.Time) (*callerSession, erro
 // evict ends the sessions idle for longer than idle and, when the sessions are still at their
 // bound, the least recently used one. Called with mu held.
 func (c *callers) evict(now time.Time) {
-	var oldest [32]byte
+	var oldest sessionKey
 	var oldestAt time.Time
 	for key, s := range c.sessions {
 		if now.Sub(s.lastUsed) > c.idle {
@@ -211,7 +221,7 @@ func (c *callers) evict(now time.Time) {
 	}
 }
 
-func (c *callers) end(key [32]byte) {
+func (c *callers) end(key sessionKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.sessions[key]; ok {
@@ -221,19 +231,50 @@ func (c *callers) end(key [32]byte) {
 }
 
 // handler serves the page's files to anyone, the sign-in, and the API to callers with a token
-// the API server accepts.
+// the API server accepts. The pages of a namespace are under /ns/<namespace>/: their API calls,
+// relative, go to /ns/<namespace>/api/, and read that namespace, which a tenant whose rights end
+// at their namespace can list.
 func (c *callers) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /", staticFiles())
+	static := staticFiles()
+	mux.Handle("GET /", static)
 	mux.HandleFunc("POST /api/signin", c.signIn)
 	mux.HandleFunc("POST /api/signout", c.signOut)
-	caller := func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /api/", c.api(""))
+	mux.HandleFunc("POST /api/", c.api(""))
+	inNamespace := func(w http.ResponseWriter, r *http.Request) {
+		ns, rest := r.PathValue("namespace"), r.PathValue("rest")
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			http.Error(w, "invalid namespace: "+strings.Join(errs, "; "), http.StatusNotFound)
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = "/"+rest, ""
+		switch {
+		case rest == "api/signin" || rest == "api/signout":
+			mux.ServeHTTP(w, r2)
+		case strings.HasPrefix(rest, "api/"):
+			c.api(ns)(w, r2)
+		case r.Method == http.MethodGet:
+			static.ServeHTTP(w, r2)
+		default:
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		}
+	}
+	mux.HandleFunc("GET /ns/{namespace}/{rest...}", inNamespace)
+	mux.HandleFunc("POST /ns/{namespace}/{rest...}", inNamespace)
+	return securityHeaders(mux)
+}
+
+// api serves the API of namespace to the caller of the request.
+func (c *callers) api(namespace string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		token := c.tokenOf(r)
 		if token == "" {
 			http.Error(w, "sign in: no Kubernetes token in the request", http.StatusUnauthorized)
 			return
 		}
-		s, err := c.session(r.Context(), token)
+		s, err := c.session(r.Context(), token, namespace)
 		switch {
 		case errors.Is(err, errNotAuthenticated):
 			http.Error(w, "sign in: "+err.Error(), http.StatusUnauthorized)
@@ -244,9 +285,6 @@ func (c *callers) handler() http.Handler {
 		}
 		s.handler.ServeHTTP(w, r)
 	}
-	mux.HandleFunc("GET /api/", caller)
-	mux.HandleFunc("POST /api/", caller)
-	return securityHeaders(mux)
 }
 
 // signIn takes a token pasted in the sign-in page, keeps it on the server, and gives the
@@ -268,7 +306,7 @@ func (c *callers) signIn(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "paste a Kubernetes token", http.StatusBadRequest)
 		return
 	}
-	s, err := c.session(r.Context(), token)
+	s, err := c.session(r.Context(), token, "")
 	switch {
 	case errors.Is(err, errNotAuthenticated):
 		http.Error(w, err.Error(), http.StatusUnauthorized)

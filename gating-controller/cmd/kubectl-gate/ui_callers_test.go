@@ -148,6 +148,20 @@ func TestCallersActWithTheirOwnTokens(t *testing.T) {
 	res, _ = request(t, http.MethodGet, url+"api/flow", "", map[string]string{"Cookie": sessionCookie + "=guessed"})
 	g.Expect(res.StatusCode).To(Equal(http.StatusUnauthorized))
 
+	// Under /ns/<namespace>/, the pages and their API read that namespace: a tenant whose
+	// rights end at their namespace reads it there, and is refused the rest of the cluster.
+	res, body = request(t, http.MethodGet, url+"ns/"+ns+"/flow.html", "", nil)
+	g.Expect(res.StatusCode).To(Equal(http.StatusOK), body)
+	res, body = request(t, http.MethodGet, url+"ns/"+ns+"/api/flow", "", bearer(reader))
+	g.Expect(res.StatusCode).To(Equal(http.StatusOK), body)
+	g.Expect(body).To(ContainSubstring(`"namespace":"` + ns + `"`))
+	g.Expect(body).To(ContainSubstring(`"id":"GitRepository/` + ns + `/demo"`))
+	res, body = request(t, http.MethodGet, url+"ns/kube-system/api/flow", "", bearer(reader))
+	g.Expect(res.StatusCode).To(Equal(http.StatusOK), body)
+	g.Expect(body).To(ContainSubstring(`"nodes":[],"edges":[],"gates":[],"skipped":[{"kind":"Gate","reason":"forbidden: your RBAC does not let you list them"},{"kind":"GitRepository","reason":"forbidden: your RBAC does not let you list them"}`))
+	res, _ = request(t, http.MethodGet, url+"ns/Not_A_Namespace/api/flow", "", bearer(reader))
+	g.Expect(res.StatusCode).To(Equal(http.StatusNotFound))
+
 	// The reader's account is deleted: its token stops working at the next review.
 	g.Expect(env.Client.Delete(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reader"}})).To(Succeed())
 	g.Eventually(func() int {
