@@ -125,6 +125,9 @@ func Build(opts Options) ([]Result, error) {
 	return results, nil
 }
 
+// companions are binaries of `make build` that a controller's image carries beside it.
+var companions = map[string][]string{"gating-controller": {"kubectl-gate"}}
+
 // image assembles a controller's image: base, the manifest-generator's shell, git and tools, then
 // the binary, with the configuration of the controller's Dockerfile.
 func image(controller, bin string, baseLayer v1.Layer, previous *previousLayers) (v1.Image, error) {
@@ -139,6 +142,17 @@ func image(controller, bin string, baseLayer v1.Layer, previous *previousLayers)
 	binTree := newTree()
 	if err := binTree.copy("/usr/local/bin/"+controller, binary); err != nil {
 		return nil, err
+	}
+	// The gating-controller's image also serves the pages of `kubectl gate ui`
+	// (deploy/components/dashboard), as its Dockerfile builds them.
+	for _, extra := range companions[controller] {
+		path := filepath.Join(bin, extra)
+		if p, ok, err := inspect(path); err != nil || !ok || p.interp != "" || p.arch != prog.arch {
+			return nil, fmt.Errorf("%s is not a static executable of %s (%v): build it with make build", path, prog.arch, err)
+		}
+		if err := binTree.copy("/usr/local/bin/"+extra, path); err != nil {
+			return nil, err
+		}
 	}
 
 	type layer struct {

@@ -88,6 +88,13 @@ func TestImagesMatchDockerfiles(t *testing.T) {
 			g.Expect(bin.Typeflag).To(Equal(byte(tar.TypeReg)))
 			g.Expect(bin.Mode & 0o7777).To(Equal(int64(0o755)))
 			g.Expect(fs.sums[entrypoint[0]]).To(Equal(fileSum(t, filepath.Join(root, "bin", c))), "the binary of bin/")
+			if c == "gating-controller" {
+				// The pages of kubectl gate ui, served by deploy/components/dashboard, as the
+				// Dockerfile copies them.
+				g.Expect(dockerfileCopies(t, c)).To(ContainElement("/usr/local/bin/kubectl-gate"))
+				g.Expect(fs.sums["/usr/local/bin/kubectl-gate"]).To(Equal(fileSum(t, filepath.Join(root, "bin", "kubectl-gate"))))
+				g.Expect(fs.headers["/usr/local/bin/kubectl-gate"].Mode & 0o7777).To(Equal(int64(0o755)))
+			}
 
 			g.Expect(lines(fs.contents["/etc/passwd"])).To(ContainElement(HavePrefix("nonroot:x:" + uid + ":" + gid + ":")))
 			g.Expect(lines(fs.contents["/etc/group"])).To(ContainElement("nonroot:x:" + gid + ":"))
@@ -165,6 +172,27 @@ func dockerfileFinal(t *testing.T, controller string) (user string, entrypoint [
 		t.Fatalf("%s's Dockerfile: no USER or ENTRYPOINT in its last stage", controller)
 	}
 	return user, entrypoint
+}
+
+// dockerfileCopies are the destinations of the COPY lines of the controller's Dockerfile's last
+// stage.
+func dockerfileCopies(t *testing.T, controller string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, controller, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copies []string
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		switch {
+		case len(fields) > 0 && fields[0] == "FROM":
+			copies = nil
+		case len(fields) > 2 && fields[0] == "COPY":
+			copies = append(copies, fields[len(fields)-1])
+		}
+	}
+	return copies
 }
 
 func readDeployment(t *testing.T, controller string) *appsv1.Deployment {

@@ -33,6 +33,7 @@ func TestBuildWritesOnlyChangedImages(t *testing.T) {
 	// Another static binary as the gating-controller's.
 	bin := t.TempDir()
 	g.Expect(os.Symlink(filepath.Join(root, "bin", "source-controller"), filepath.Join(bin, "gating-controller"))).To(Succeed())
+	g.Expect(os.Symlink(filepath.Join(root, "bin", "kubectl-gate"), filepath.Join(bin, "kubectl-gate"))).To(Succeed())
 	changed, err := images.Build(images.Options{Bin: bin, Out: out, Controllers: []string{"gating-controller"}})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(HaveLen(1))

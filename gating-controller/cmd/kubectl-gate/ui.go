@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -137,8 +138,12 @@ func serve(ctx context.Context, cmd *cobra.Command, address string, handler http
 func serveCallers(cmd *cobra.Command, flags *genericclioptions.ConfigFlags, address string, allNamespaces bool,
 	now func() time.Time, maxCallers int, idle, recheck time.Duration) error {
 	server, ca := *flags.APIServer, *flags.CAFile
+	if host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT"); server == "" && host != "" && port != "" {
+		// In a pod, as client-go's in-cluster configuration finds the API server.
+		server = "https://" + net.JoinHostPort(host, port)
+	}
 	if server == "" || ca == "" {
-		return fmt.Errorf("--authenticate-callers needs the API server's address and CA: --server and --certificate-authority")
+		return fmt.Errorf("--authenticate-callers needs the API server's address and CA: --server (in a pod, the kubernetes Service by default) and --certificate-authority")
 	}
 	if maxCallers < 1 {
 		return fmt.Errorf("invalid --max-callers %d: at least 1", maxCallers)

@@ -263,6 +263,11 @@ async function poll() {
   const error = document.getElementById("error");
   try {
     const res = await fetch("api/state", { cache: "no-store" });
+    // Served in a cluster, the page needs the caller's token first.
+    if (res.status === 401) {
+      location.href = "signin.html?back=index.html";
+      return;
+    }
     if (!res.ok) throw new Error(`${res.status} ${(await res.text()).trim()}`);
     render(await res.json());
     error.hidden = true;
