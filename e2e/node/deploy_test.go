@@ -41,6 +41,7 @@ func TestDeployDefault(t *testing.T) {
 			{"TrustBoundary", trustBoundary},
 			{"SessionPodAttacks", sessionPodAttacks},
 			{"TenantURLsRefused", tenantURLsRefused},
+			{"Dashboard", deployedDashboard},
 			{"FluxKustomizeController", fluxKustomizeController},
 		} {
 			t.Run(test.name, func(t *testing.T) { test.run(ctx, t, cluster) })
