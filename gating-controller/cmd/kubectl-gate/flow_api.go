@@ -31,13 +31,15 @@ type flowData struct {
 
 // flowGateUI is a gate as the flow page lists it.
 type flowGateUI struct {
-	ID        string       `json:"id"`
-	Namespace string       `json:"namespace"`
-	Name      string       `json:"name"`
-	State     string       `json:"state"`
-	Cause     string       `json:"cause"`
-	Approval  string       `json:"approval,omitempty"`
-	Actions   *gateActions `json:"actions,omitempty"`
+	ID        string `json:"id"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	Cause     string `json:"cause"`
+	Approval  string `json:"approval,omitempty"`
+	// ApprovalRevision is the revision of the pending request, which a response is for.
+	ApprovalRevision string       `json:"approvalRevision,omitempty"`
+	Actions          *gateActions `json:"actions,omitempty"`
 }
 
 // flow reads the flow from the watches' caches and asks which buttons the viewer may use.
@@ -56,8 +58,12 @@ func (d *dashboard) flow(ctx context.Context) (*flowData, error) {
 		}
 		v := gateView{State: stateWord(gate), Cause: stateCause(gate), Approval: approvalWaiting(gate)}
 		views[types.NamespacedName{Namespace: gate.Namespace, Name: gate.Name}] = v
-		data.Gates = append(data.Gates, flowGateUI{ID: gate.Namespace + "/" + gate.Name, Namespace: gate.Namespace,
-			Name: gate.Name, State: v.State, Cause: v.Cause, Approval: v.Approval})
+		ui := flowGateUI{ID: gate.Namespace + "/" + gate.Name, Namespace: gate.Namespace,
+			Name: gate.Name, State: v.State, Cause: v.Cause, Approval: v.Approval}
+		if v.Approval != "" {
+			ui.ApprovalRevision = gate.Status.Approval.Pending.Revision
+		}
+		data.Gates = append(data.Gates, ui)
 	}
 	sort.Slice(data.Gates, func(i, j int) bool { return data.Gates[i].ID < data.Gates[j].ID })
 	objects := map[string][]unstructured.Unstructured{}
