@@ -62,6 +62,13 @@ func cardText(ctx context.Context, ns, name string) (string, error) {
 
 func saveScreenshot(t *testing.T, ctx context.Context) {
 	t.Helper()
+	saveScreenshotAs(t, ctx, "kubectl-gate-ui.png")
+}
+
+// saveScreenshotAs keeps a screenshot of the whole page as a test artifact, in
+// $SLUICE_TEST_ARTIFACTS (or sluice-test-artifacts in the temporary directory).
+func saveScreenshotAs(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
@@ -73,7 +80,7 @@ func saveScreenshot(t *testing.T, ctx context.Context) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "kubectl-gate-ui.png")
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
