@@ -20,7 +20,7 @@ import (
 
 // browser starts headless Chromium for the test. Chromium is a test dependency like git: a
 // machine without it fails the test with the way to install it, it does not skip.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
