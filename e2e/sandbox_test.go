@@ -117,6 +117,7 @@ spec:
 	gitURL, err := os.ReadFile(filepath.Join(state, "git-url"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(printed.String()).To(ContainSubstring("git clone " + strings.TrimSpace(string(gitURL))))
+	t.Run("FlowPage", func(t *testing.T) { flowPageOfTheDemo(t, kubeconfig, strings.TrimSpace(string(gitURL))) })
 
 	g.Expect(cmd.Process.Signal(syscall.SIGINT)).To(Succeed())
 	done := make(chan error, 1)
