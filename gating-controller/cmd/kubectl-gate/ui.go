@@ -27,18 +27,26 @@ func newUICmd(flags *genericclioptions.ConfigFlags) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "ui",
-		Short: "Serve a web page of the gates, their timeline, history, waiting objects and approvals",
-		Long: `Serve a local, read-only web page that shows the gates of the namespace (-A for all
-namespaces): their state and its cause, when a request ends, the openings and closings of the
-next 14 days, their history, and the objects waiting behind them. The page refreshes itself
-every 2 seconds.
+		Short: "Serve web pages of the gates and of the whole flow, from commit to cluster",
+		Long: `Serve two local web pages, with your kubeconfig:
 
-The page reads the cluster with your kubeconfig and only gets and lists: what your RBAC does not
-let you list is left out, and the page says which kinds. Its one write is a response to a gate
-with spec.approval: the Approve and Reject buttons create a GateApproval in your own name (as
-kubectl gate approve does), shown only when your RBAC lets you create gateapprovals.`,
+Gates (/) shows the gates of the namespace (-A for all namespaces): their state and its cause,
+when a request ends, the openings and closings of the next 14 days, their history, the objects
+waiting behind them and their approvals. It refreshes itself every 2 seconds.
+
+Flow (/flow.html) shows the sources with their artifacts, what consumes each one, the gates on
+each edge with their state, what every consumer applied, what waits and why, as a graph or a
+table. It is redrawn within a second of each change in the cluster (the plugin watches it).
+
+The pages read with your credentials: what your RBAC does not let you list is left out, and the
+pages say which kinds. Their buttons (reconcile, suspend and resume, open and close a gate,
+approve and reject) act in your own name, and are shown only when your RBAC allows them.
+
+With --authenticate-callers the pages are served to many people, each with their own
+Kubernetes token, as deploy/components/dashboard runs them in a cluster.`,
 		Example: `  kubectl gate ui -n flux-system
-  kubectl gate ui -A --address 127.0.0.1:0`,
+  kubectl gate ui -A --address 127.0.0.1:0
+  kubectl gate ui -A --authenticate-callers --address :8090 --certificate-authority /etc/kubernetes-ca/ca.crt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			now, err := uiClock(fixedNow)
