@@ -6,9 +6,13 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sluice-gitops/sluice/shared/artifact"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
@@ -42,6 +46,9 @@ type flowNode struct {
 	Size      int64  `json:"size,omitempty"`
 	UpdatedAt string `json:"updatedAt,omitempty"`
 	URL       string `json:"url,omitempty"`
+	// Author is who wrote the artifact's revision, where the source says (a commit's author, an
+	// image's authors annotation).
+	Author string `json:"author,omitempty"`
 	// Waiting is what a consumer's gates hold (gatesapi.GatesStatus): its state and revision.
 	GateState       string `json:"gateState,omitempty"`
 	WaitingRevision string `json:"waitingRevision,omitempty"`
@@ -136,7 +143,7 @@ func generationRef(obj *unstructured.Unstructured) []flowRef {
 }
 
 // inputProviders are the providers a ResourceSet names in spec.inputsFrom (those chosen by a
-// selector are matched in buildFlow, which knows the providers).
+// selector: selectedProviders).
 func inputProviders(obj *unstructured.Unstructured) []flowRef {
 	entries, _, _ := unstructured.NestedSlice(obj.Object, "spec", "inputsFrom")
 	var refs []flowRef
@@ -151,6 +158,39 @@ func inputProviders(obj *unstructured.Unstructured) []flowRef {
 			continue
 		}
 		refs = append(refs, flowRef{kind: kind, key: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}})
+	}
+	return refs
+}
+
+// selectedProviders are the ResourceSetInputProviders of the ResourceSet's namespace that its
+// spec.inputsFrom selects by labels. A selector that does not parse selects none, as the
+// resourceset-controller refuses it.
+func selectedProviders(obj *unstructured.Unstructured, providers []unstructured.Unstructured) []flowRef {
+	entries, _, _ := unstructured.NestedSlice(obj.Object, "spec", "inputsFrom")
+	var refs []flowRef
+	for _, e := range entries {
+		m, ok := e.(map[string]any)
+		if !ok || m["kind"] != "ResourceSetInputProvider" || m["name"] != nil && m["name"] != "" {
+			continue
+		}
+		raw, ok := m["selector"].(map[string]any)
+		if !ok {
+			continue
+		}
+		var ls metav1.LabelSelector
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ls) != nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(&ls)
+		if err != nil {
+			continue
+		}
+		for i := range providers {
+			p := &providers[i]
+			if p.GetNamespace() == obj.GetNamespace() && sel.Matches(labels.Set(p.GetLabels())) {
+				refs = append(refs, flowRef{kind: "ResourceSetInputProvider", key: types.NamespacedName{Namespace: p.GetNamespace(), Name: p.GetName()}})
+			}
+		}
 	}
 	return refs
 }
@@ -182,6 +222,9 @@ func buildFlow(objects map[string][]unstructured.Unstructured, gates map[types.N
 			var refs []flowRef
 			if inputs != nil {
 				refs = inputs(obj)
+			}
+			if k.kind == "ResourceSet" {
+				refs = append(refs, selectedProviders(obj, objects["ResourceSetInputProvider"])...)
 			}
 			if u := upstreamOf(k.kind, obj); u != "" {
 				id := flowID("Upstream", types.NamespacedName{Name: u})
@@ -323,6 +366,11 @@ func flowNodeOf(k gatedKind, obj *unstructured.Unstructured) flowNode {
 		n.Revision = rev
 		n.Digest = str("status", "artifact", "digest")
 		n.UpdatedAt = str("status", "artifact", "lastUpdateTime")
+		for _, key := range []string{artifact.AuthorMetadataKey, artifact.OCIAuthorsAnnotation} {
+			if a := str("status", "artifact", "metadata", key); a != "" && n.Author == "" {
+				n.Author = a
+			}
+		}
 		switch size, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "artifact", "size"); v := size.(type) {
 		case int64:
 			n.Size = v

@@ -150,7 +150,7 @@ func TestFlowPageOffersNothingToOthers(t *testing.T) {
 	viewer := "flow-reader-" + ns
 	g.Expect(env.Client.Create(context.Background(), &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flow-reader"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}},
 	})).To(Succeed())
 	g.Expect(env.Client.Create(context.Background(), &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flow-reader"},

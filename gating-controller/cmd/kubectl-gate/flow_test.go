@@ -45,7 +45,12 @@ metadata: {name: demo, namespace: sluice-demo}
 spec: {url: "https://bot:s3cret@git.example.com/demo.git", gates: {refs: [bypass-signoff]}}
 status:
   conditions: [{type: Ready, status: "True", reason: Succeeded, message: "stored artifact for revision 'main@sha1:2b1f'"}]
-  artifact: {revision: "main@sha1:2b1f", digest: "sha256:9c1e", size: 1832, lastUpdateTime: "2026-12-01T10:00:00Z"}
+  artifact:
+    revision: "main@sha1:2b1f"
+    digest: "sha256:9c1e"
+    size: 1832
+    lastUpdateTime: "2026-12-01T10:00:00Z"
+    metadata: {source.toolkit.fluxcd.io/author: "Ana <ana@example.com>"}
 `, `
 apiVersion: generator.toolkit.fluxcd.io/v1alpha1
 kind: ManifestGeneration
@@ -94,7 +99,7 @@ spec:
 	g.Expect(flow.Nodes[5]).To(Equal(flowNode{ID: "Upstream//" + upstream, Kind: "Upstream", Name: upstream, Upstream: true, Status: "unknown"}))
 	g.Expect(flow.Nodes[0]).To(Equal(flowNode{ID: "GitRepository/sluice-demo/demo", Kind: "GitRepository",
 		Namespace: "sluice-demo", Name: "demo", Ready: "True", Reason: "Succeeded", Message: "stored artifact for revision 'main@sha1:2b1f'",
-		Status: "ready", Revision: "main@sha1:2b1f", Digest: "sha256:9c1e", Size: 1832, UpdatedAt: "2026-12-01T10:00:00Z", URL: upstream,
+		Status: "ready", Revision: "main@sha1:2b1f", Digest: "sha256:9c1e", Size: 1832, UpdatedAt: "2026-12-01T10:00:00Z", URL: upstream, Author: "Ana <ana@example.com>",
 		Gates: []flowGate{{Namespace: "sluice-demo", Name: "bypass-signoff", State: "opened"}}}))
 	byID := map[string]flowNode{}
 	for _, n := range flow.Nodes {
@@ -149,6 +154,7 @@ status:
 	flow := buildFlow(objects, nil)
 	g.Expect(flow.Nodes).To(HaveLen(2))
 	broken, tenants := flow.Nodes[0], flow.Nodes[1]
+	g.Expect(flow.Edges).To(BeEmpty())
 	g.Expect(broken.Status).To(Equal("failing"))
 	g.Expect(broken.Why).To(Equal("GenerateFailed: kustomize build: no such file"))
 	g.Expect(broken.InventoryCount).To(Equal(60))
@@ -182,6 +188,42 @@ spec: {inputsFrom: [1, {kind: ResourceSetInputProvider}, {kind: ResourceSetInput
 	g.Expect(flow.Edges).To(Equal([]flowEdge{
 		{From: "ResourceSetInputProvider/a/tags", To: "ResourceSet/a/rs", Gates: []flowGate{}},
 	}))
+}
+
+// A ResourceSet reads the input providers its spec.inputsFrom selects by labels, in its own
+// namespace only, beside those it names.
+func TestFlowOfProvidersSelectedByLabels(t *testing.T) {
+	g := NewWithT(t)
+	objects := objectsOf(t, `
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: apps, namespace: a}
+spec:
+  inputsFrom:
+    - {kind: ResourceSetInputProvider, selector: {matchLabels: {team: one}}}
+    - {kind: ResourceSetInputProvider, name: named}
+    - {kind: ResourceSetInputProvider, selector: {matchExpressions: [{key: team, operator: Bogus}]}}
+`, `
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSetInputProvider
+metadata: {name: tags, namespace: a, labels: {team: one}}
+`, `
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSetInputProvider
+metadata: {name: branches, namespace: a, labels: {team: two}}
+`, `
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSetInputProvider
+metadata: {name: elsewhere, namespace: b, labels: {team: one}}
+`)
+	var edges []string
+	for _, e := range buildFlow(objects, nil).Edges {
+		edges = append(edges, e.From+" -> "+e.To)
+	}
+	g.Expect(edges).To(ConsistOf(
+		"ResourceSetInputProvider/a/named -> ResourceSet/a/apps",
+		"ResourceSetInputProvider/a/tags -> ResourceSet/a/apps",
+	))
 }
 
 // BenchmarkFlow1000Sources1000Consumers builds and encodes the flow of 1,000 GitRepositories,

@@ -798,7 +798,7 @@ function nodeDetails(n) {
     ["State", n.upstream ? "" : n.status],
     ["Why", n.why, n.status === "failing" ? "warning" : n.status === "waiting" ? "why-text" : ""],
     ["Ready", ready], ["Message", n.message],
-    ["Revision", n.revision], ["Digest", n.digest], ["Size", humanSize(n.size)],
+    ["Revision", n.revision], ["Author", n.author], ["Digest", n.digest], ["Size", humanSize(n.size)],
     ["Updated at", n.updatedAt && ago(n.updatedAt)], ["URL", n.upstream ? "" : n.url],
     ["Gate state", n.gateState], ["Waiting revision", n.waitingRevision, "why-text"],
     ["Held since", n.heldSince && ago(n.heldSince)], ["Suspended", n.suspended ? "yes" : ""],
