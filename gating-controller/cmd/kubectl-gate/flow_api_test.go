@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -46,26 +45,8 @@ func nodeOf(data flowData, id string) *flowNode {
 // post sends an action as the page does (header and JSON), with extra headers to try others.
 func post(t *testing.T, url, body string, headers map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Sluice-Dashboard", "1")
-	for k, v := range headers {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	data, _ := io.ReadAll(res.Body)
-	return res.StatusCode, strings.TrimSpace(string(data))
+	res, text := request(t, http.MethodPost, url, body, headers)
+	return res.StatusCode, text
 }
 
 // flowEvents opens the page's event stream and returns its events' data as they come.
@@ -244,18 +225,9 @@ func TestFlowAPIOffersNoButtonsTheViewerCannotUse(t *testing.T) {
 	demoGates(t, ns)
 	createYAML(t, ns, gitRepository("demo", "bypass-signoff"))
 	viewer := "flow-viewer-" + ns
-	g.Expect(env.Client.Create(context.Background(), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flow-viewer"},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gates"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"gitrepositories"}, Verbs: []string{"get", "list", "watch"}},
-		},
-	})).To(Succeed())
-	g.Expect(env.Client.Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flow-viewer"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "flow-viewer"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: viewer}},
-	})).To(Succeed())
+	bindRole(t, ns, viewer,
+		rbacv1.PolicyRule{APIGroups: []string{"gating.toolkit.fluxcd.io"}, Resources: []string{"gates"}, Verbs: []string{"get", "list", "watch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"gitrepositories"}, Verbs: []string{"get", "list", "watch"}})
 	url := startUI(t, "-n", ns, "--as", viewer)
 
 	data := getFlow(t, url)
@@ -273,4 +245,17 @@ func TestFlowAPIOffersNoButtonsTheViewerCannotUse(t *testing.T) {
 	code, body = post(t, url+"api/gates/"+ns+"/change-freeze/close", "{}", nil)
 	g.Expect(code).To(Equal(http.StatusForbidden))
 	g.Expect(body).To(ContainSubstring(`cannot patch resource "gates"`))
+}
+
+// bindRole gives user, in ns, a Role of the rules (named after the user).
+func bindRole(t *testing.T, ns, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Expect(env.Client.Create(context.Background(), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user}, Rules: rules})).To(Succeed())
+	g.Expect(env.Client.Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	})).To(Succeed())
 }

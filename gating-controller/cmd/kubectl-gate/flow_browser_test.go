@@ -11,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -148,15 +147,7 @@ func TestFlowPageOffersNothingToOthers(t *testing.T) {
 	demoGates(t, ns)
 	createYAML(t, ns, gitRepository("demo", "bypass-signoff"))
 	viewer := "flow-reader-" + ns
-	g.Expect(env.Client.Create(context.Background(), &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flow-reader"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}},
-	})).To(Succeed())
-	g.Expect(env.Client.Create(context.Background(), &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flow-reader"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "flow-reader"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: viewer}},
-	})).To(Succeed())
+	bindRole(t, ns, viewer, rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}})
 
 	url := startUI(t, "-n", ns, "--as", viewer)
 	g.Expect(chromedp.Do(ctx, chromedp.Navigate(url+"flow.html"))).To(Succeed())

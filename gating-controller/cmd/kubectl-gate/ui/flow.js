@@ -16,34 +16,12 @@ const gateStates = ["opened", "closed", "unknown"];
 
 // ---- Helpers -------------------------------------------------------------------------------
 
-// el makes an element with a class and text, and appends the children given (as app.js).
-function el(tag, className, text, ...children) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined && text !== null) e.textContent = text;
-  for (const c of children) if (c) e.appendChild(c);
-  return e;
-}
-
 // svg makes an SVG element with attributes and text.
 function svg(tag, attrs, text) {
   const e = document.createElementNS(svgNS, tag);
   for (const k in attrs) e.setAttribute(k, attrs[k]);
   if (text !== undefined && text !== null) e.textContent = text;
   return e;
-}
-
-// table makes a table of rows; cellClass may give a cell a class from its column and value.
-function table(headers, rows, cellClass) {
-  const head = el("tr", "");
-  for (const h of headers) head.appendChild(el("th", "", h));
-  const body = el("tbody", "");
-  for (const row of rows) {
-    const tr = el("tr", "");
-    row.forEach((v, i) => tr.appendChild(el("td", cellClass ? cellClass(i, v, row) : "", v)));
-    body.appendChild(tr);
-  }
-  return el("table", "", null, el("thead", "", null, head), body);
 }
 
 // cut shortens s to n characters with an ellipsis.
