@@ -28,7 +28,9 @@ func flowPageOfTheDemo(t *testing.T, kubeconfig, gitURL string) {
 		g.Expect(err).NotTo(HaveOccurred(), "%s %v: %s", name, args, out)
 		return strings.TrimSpace(string(out))
 	}
-	gate := func(args ...string) string { return run(filepath.Join(binDir, "kubectl-gate"), append(args, "-n", ns)...) }
+	gate := func(args ...string) string {
+		return run(filepath.Join(binDir, "kubectl-gate"), append(args, "-n", ns)...)
+	}
 	kubectl := func(args ...string) string { return run(filepath.Join(binDir, "kubectl"), append(args, "-n", ns)...) }
 
 	ctx := browser(t)
