@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sluice-gitops/sluice/shared/artifact"
+	"github.com/sluice-gitops/sluice/shared/fluxapi"
 	"github.com/sluice-gitops/sluice/shared/gatesapi"
 )
 
@@ -195,6 +196,10 @@ func selectedProviders(obj *unstructured.Unstructured, providers []unstructured.
 	return refs
 }
 
+// flowKinds are the kinds the flow shows: those that can wait behind gates, and Flux's
+// ExternalArtifact, a source that other controllers (an ArtifactGenerator) produce.
+var flowKinds = append(append([]gatedKind{}, gatedKinds...), gated(fluxapi.ExternalArtifact, false))
+
 // flowInputs says where each kind that consumes others names them.
 var flowInputs = map[string]func(*unstructured.Unstructured) []flowRef{
 	"HelmChart":             sourceRefAt("spec", "sourceRef"),
@@ -204,6 +209,7 @@ var flowInputs = map[string]func(*unstructured.Unstructured) []flowRef{
 	"Kustomization":         sourceRefAt("spec", "sourceRef"),
 	"HelmRelease":           firstOf(sourceRefAt("spec", "chartRef"), sourceRefAt("spec", "chart", "spec", "sourceRef")),
 	"ImageUpdateAutomation": sourceRefAt("spec", "sourceRef"),
+	"ExternalArtifact":      sourceRefAt("spec", "sourceRef"),
 }
 
 // buildFlow makes the flow of the objects listed by kind, with the gates the user can read (a gate
@@ -212,7 +218,7 @@ var flowInputs = map[string]func(*unstructured.Unstructured) []flowRef{
 func buildFlow(objects map[string][]unstructured.Unstructured, gates map[types.NamespacedName]gateView) flowGraph {
 	g := flowGraph{Nodes: []flowNode{}, Edges: []flowEdge{}}
 	upstreams := map[string]bool{}
-	for _, k := range gatedKinds {
+	for _, k := range flowKinds {
 		inputs := flowInputs[k.kind]
 		for i := range objects[k.kind] {
 			obj := &objects[k.kind][i]

@@ -67,7 +67,7 @@ func (d *dashboard) flow(ctx context.Context) (*flowData, error) {
 	}
 	sort.Slice(data.Gates, func(i, j int) bool { return data.Gates[i].ID < data.Gates[j].ID })
 	objects := map[string][]unstructured.Unstructured{}
-	for _, k := range gatedKinds {
+	for _, k := range flowKinds {
 		objects[k.kind] = d.flowCache.list(k.kind)
 	}
 	g := buildFlow(objects, views)
@@ -96,7 +96,7 @@ func approvalWaiting(gate *gatingv1alpha1.Gate) string {
 func (d *dashboard) offerActions(ctx context.Context, data *flowData) {
 	keys := map[accessKey]bool{}
 	resources := map[string]accessKey{}
-	for _, k := range gatedKinds {
+	for _, k := range flowKinds {
 		resources[k.kind] = accessKey{group: k.gvr.Group, resource: k.gvr.Resource, verb: "patch"}
 	}
 	inNamespace := func(k accessKey, ns string) accessKey { k.namespace = ns; return k }
@@ -114,7 +114,7 @@ func (d *dashboard) offerActions(ctx context.Context, data *flowData) {
 	d.access.resolve(ctx, keys)
 	for i := range data.Nodes {
 		n := &data.Nodes[i]
-		if r, ok := resources[n.Kind]; ok && keys[inNamespace(r, n.Namespace)] {
+		if r, ok := resources[n.Kind]; ok && reconciled(n.Kind) && keys[inNamespace(r, n.Namespace)] {
 			n.Actions = &nodeActions{Reconcile: true, Suspend: suspendStyleOf(n.Kind) != noSuspend}
 		}
 	}
@@ -202,13 +202,17 @@ func (d *dashboard) handleObjectAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var k *gatedKind
-	for i := range gatedKinds {
-		if gatedKinds[i].kind == kind {
-			k = &gatedKinds[i]
+	for i := range flowKinds {
+		if flowKinds[i].kind == kind {
+			k = &flowKinds[i]
 		}
 	}
 	if k == nil {
 		http.Error(w, fmt.Sprintf("%q is not a kind of the flow", kind), http.StatusNotFound)
+		return
+	}
+	if !reconciled(kind) {
+		http.Error(w, kind+" is written by its producer: act on the producer", http.StatusConflict)
 		return
 	}
 	var patch []byte

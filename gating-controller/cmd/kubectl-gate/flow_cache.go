@@ -85,7 +85,7 @@ func (c *flowCache) run(ctx context.Context) error {
 	if err := watch(gatingv1alpha1.GateKind, gateResource); err != nil {
 		return err
 	}
-	for _, k := range gatedKinds {
+	for _, k := range flowKinds {
 		if err := watch(k.kind, k.gvr); err != nil {
 			return err
 		}

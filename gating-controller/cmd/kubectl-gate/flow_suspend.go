@@ -10,8 +10,9 @@ import (
 // How each kind of the flow is suspended, reconciled now, and told so. Flux's kinds and Sluice's
 // sources and generators have spec.suspend; flux-operator's kinds (ResourceSet and its input
 // providers) are suspended by an annotation instead; a ManifestUpdate follows its
-// ManifestGeneration and cannot be suspended alone. Every kind reconciles on a new
-// reconcile.fluxcd.io/requestedAt, as `flux reconcile` writes it.
+// ManifestGeneration and cannot be suspended alone, and an ExternalArtifact is written by its
+// producer. Every other kind reconciles on a new reconcile.fluxcd.io/requestedAt, as
+// `flux reconcile` writes it.
 const (
 	reconcileRequestAnnotation = "reconcile.fluxcd.io/requestedAt"
 	// disabledAnnotation is flux-operator's: "disabled" stops the reconciliation.
@@ -31,7 +32,7 @@ func suspendStyleOf(kind string) suspendStyle {
 	switch kind {
 	case "ResourceSet", "ResourceSetInputProvider":
 		return suspendAnnotation
-	case "ManifestUpdate":
+	case "ManifestUpdate", "ExternalArtifact":
 		return noSuspend
 	}
 	return suspendField
@@ -80,3 +81,7 @@ func reconcilePatch(now time.Time) []byte {
 		reconcileRequestAnnotation: now.UTC().Format(time.RFC3339Nano)}}})
 	return data
 }
+
+// reconciled says whether a controller reconciles objects of kind on request: an
+// ExternalArtifact only changes when its producer does.
+func reconciled(kind string) bool { return kind != "ExternalArtifact" }

@@ -226,6 +226,36 @@ metadata: {name: elsewhere, namespace: b, labels: {team: one}}
 	))
 }
 
+// Flux's ExternalArtifact is a source of the flow: its producer feeds it, a Kustomization reads it.
+func TestFlowOfExternalArtifacts(t *testing.T) {
+	g := NewWithT(t)
+	objects := objectsOf(t, `
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: ExternalArtifact
+metadata: {name: bundle, namespace: a}
+spec: {sourceRef: {apiVersion: source.extensions.fluxcd.io/v1beta1, kind: ArtifactGenerator, name: gen}}
+status:
+  artifact: {revision: "latest@sha256:9c1e", digest: "sha256:9c1e", lastUpdateTime: "2026-12-01T10:00:00Z"}
+`, `
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: a}
+spec: {sourceRef: {kind: ExternalArtifact, name: bundle}}
+`)
+	flow := buildFlow(objects, nil)
+	g.Expect(flow.Nodes).To(HaveLen(2))
+	g.Expect(flow.Nodes[0].ID).To(Equal("ExternalArtifact/a/bundle"))
+	g.Expect(flow.Nodes[0].Revision).To(Equal("latest@sha256:9c1e"))
+	var edges []string
+	for _, e := range flow.Edges {
+		edges = append(edges, e.From+" -> "+e.To)
+	}
+	g.Expect(edges).To(Equal([]string{"ArtifactGenerator/a/gen -> ExternalArtifact/a/bundle", "ExternalArtifact/a/bundle -> Kustomization/a/apps"}))
+	data, ok := suspendPatch("ExternalArtifact", true)
+	g.Expect(ok).To(BeFalse(), "an ExternalArtifact cannot be suspended: %s", data)
+	g.Expect(reconciled("ExternalArtifact")).To(BeFalse())
+}
+
 // BenchmarkFlow1000Sources1000Consumers builds and encodes the flow of 1,000 GitRepositories,
 // each read by a ManifestGeneration behind a gate: the page's data at the size the page must
 // stay fast at.

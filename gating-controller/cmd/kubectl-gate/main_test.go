@@ -82,6 +82,7 @@ func fluxCRDs() ([]string, error) {
 		"kustomize.toolkit.fluxcd.io_kustomizations.yaml",
 		"helm.toolkit.fluxcd.io_helmreleases.yaml",
 		"image.toolkit.fluxcd.io_imageupdateautomations.yaml",
+		"source.toolkit.fluxcd.io_externalartifacts.yaml",
 	} {
 		p := filepath.Join(root, "bin", "crds", f)
 		if _, err := os.Stat(p); err != nil {
