@@ -170,6 +170,10 @@ func (d *dashboard) handleFlowEvents(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-d.serveCtx.Done():
+			// The caller's session ended (idle, or its token revoked): the page reconnects,
+			// and its next request starts a session, or is refused.
+			return
 		case <-heartbeat.C:
 			if _, err := fmt.Fprint(w, ": still here\n\n"); err != nil {
 				return
