@@ -11,6 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/gomega"
+
+	"github.com/sluice-gitops/sluice/shared/browsertest"
 )
 
 // flowPageOfTheDemo is the flow page (`kubectl gate ui`, flow.html) of the demo `make dev` runs:
@@ -33,7 +35,7 @@ func flowPageOfTheDemo(t *testing.T, kubeconfig, gitURL string) {
 	}
 	kubectl := func(args ...string) string { return run(filepath.Join(binDir, "kubectl"), append(args, "-n", ns)...) }
 
-	ctx := browser(t)
+	ctx := browsertest.New(t, 1600, 1000)
 	url := startGateUI(t, kubeconfig, "-n", ns)
 	g.Expect(chromedp.Do(ctx, chromedp.Navigate(url+"flow.html"))).To(Succeed())
 	eval := func(script string) (string, error) { return chromedp.Run(ctx, chromedp.Evaluate[string](script)) }
@@ -50,7 +52,7 @@ func flowPageOfTheDemo(t *testing.T, kubeconfig, gitURL string) {
 	g.Eventually(func() (string, error) {
 		return eval(`[...document.querySelectorAll("#graph [data-gate]")].map((p) => p.dataset.gate + " -> " + p.dataset.via).sort().join("\n")`)
 	}).Should(Equal(ns + "/bypass-signoff -> " + repo + "\n" + ns + "/change-freeze -> " + repo))
-	screenshot(t, ctx, "flow-demo.png")
+	browsertest.Screenshot(t, ctx, "flow-demo.png")
 
 	// Both gates closed, whatever the day; a commit pushed.
 	gate("close", "change-freeze", "Testing a hold")
@@ -79,7 +81,7 @@ func flowPageOfTheDemo(t *testing.T, kubeconfig, gitURL string) {
 		ContainSubstring(commit),
 		MatchRegexp(`waiting to apply \S*`+commit+`: gate `+ns+`/change-freeze is closed \(Gate closed by [^)]*\)`),
 	), "the commit held by the gates, and why")
-	screenshot(t, ctx, "flow-held.png")
+	browsertest.Screenshot(t, ctx, "flow-held.png")
 
 	// Released: the page follows the GitRepository's status within 2 s.
 	opened := time.Now()
@@ -94,5 +96,5 @@ func flowPageOfTheDemo(t *testing.T, kubeconfig, gitURL string) {
 		"the page shows the artifact within 2 s of the GitRepository's status")
 	t.Logf("after `kubectl gate open`: the artifact stored in %v, on the page %v later",
 		stored.Sub(opened).Round(time.Millisecond), time.Since(stored).Round(time.Millisecond))
-	screenshot(t, ctx, "flow-released.png")
+	browsertest.Screenshot(t, ctx, "flow-released.png")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-gitops/sluice/shared/testenv"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/shared/browsertest"
 )
 
 // flowAtScale creates, in a new namespace, a closed gate and 1,000 GitRepositories each read by
@@ -108,7 +109,7 @@ func BenchmarkFlowAPI1000Sources1000Consumers(b *testing.B) {
 func BenchmarkFlowPage1000Sources1000Consumers(b *testing.B) {
 	ns := flowAtScale(b)
 	url := startUI(b, "-n", ns)
-	ctx := browser(b)
+	ctx := browsertest.New(b, 1280, 1024)
 	var page, render float64
 	for b.Loop() {
 		if _, err := chromedp.Run(ctx, chromedp.Navigate(url+"flow.html")); err != nil {

@@ -13,6 +13,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-gitops/sluice/shared/browsertest"
 )
 
 // evaluate runs a script in the page and returns its value.
@@ -57,7 +59,7 @@ func hostileRepository(t *testing.T, ns string) {
 // the source with its button, and the change in the cluster redraws the page without a reload.
 func TestFlowPageInABrowser(t *testing.T) {
 	g := NewWithT(t)
-	ctx := browser(t)
+	ctx := browsertest.New(t, 1280, 1024)
 	ns := env.Namespace(t)
 	demoGates(t, ns)
 	hostileRepository(t, ns)
@@ -132,9 +134,9 @@ spec:
 	reloaded, err := evaluate[bool](ctx, `window.loadedOnce !== true`)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(reloaded).To(BeFalse(), "the page was reloaded")
-	saveScreenshotAs(t, ctx, "kubectl-gate-flow-table.png")
+	browsertest.Screenshot(t, ctx, "kubectl-gate-flow-table.png")
 	g.Expect(click(ctx, "#show-graph")).To(Succeed())
-	saveScreenshotAs(t, ctx, "kubectl-gate-flow.png")
+	browsertest.Screenshot(t, ctx, "kubectl-gate-flow.png")
 }
 
 // A viewer who may only read sees the flow and no button; another site's page cannot act as the
@@ -142,7 +144,7 @@ spec:
 // form, which needs no preflight, is refused by the plugin. The source is never reconciled.
 func TestFlowPageOffersNothingToOthers(t *testing.T) {
 	g := NewWithT(t)
-	ctx := browser(t)
+	ctx := browsertest.New(t, 1280, 1024)
 	ns := env.Namespace(t)
 	demoGates(t, ns)
 	createYAML(t, ns, gitRepository("demo", "bypass-signoff"))

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/shared/browsertest"
 )
 
 // pendingApproval is the status the gating-controller gives a gate whose open request waits for
@@ -39,7 +40,7 @@ func pendingApproval() gatingv1alpha1.GateStatus {
 // GateApprovals sees the approval read-only, and the API server's refusal if they try anyway.
 func TestUIApprovesAsTheUserRunningIt(t *testing.T) {
 	g := NewWithT(t)
-	ctx := browser(t)
+	ctx := browsertest.New(t, 1280, 1024)
 	ns := env.Namespace(t)
 	installApprovalPolicy(t)
 	gate := approvalGate(t, ns, "release")
@@ -111,7 +112,7 @@ func TestUIApprovesAsTheUserRunningIt(t *testing.T) {
 // approves from the page: the GateApproval is for the set's digest.
 func TestUIShowsPromotionAndApprovesADeletion(t *testing.T) {
 	g := NewWithT(t)
-	ctx := browser(t)
+	ctx := browsertest.New(t, 1280, 1024)
 	ns := env.Namespace(t)
 	installApprovalPolicy(t)
 	digest := "sha256:b413305212baf25ef91f8b31c29b585ce8189d4d16f3bbd401a98989231805d2"
@@ -151,7 +152,7 @@ func TestUIShowsPromotionAndApprovesADeletion(t *testing.T) {
 		ContainSubstring(ns+"_cluster-2__ConfigMap\n"+ns+"_cluster-3__ConfigMap"),
 		ContainSubstring("Approve deletion"),
 	))
-	saveScreenshot(t, ctx)
+	browsertest.Screenshot(t, ctx, "kubectl-gate-ui.png")
 	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
 		document.querySelector('article[data-gate="%s/production"] section.deletions button.approve').click();
 		return true;

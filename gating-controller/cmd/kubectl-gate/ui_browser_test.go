@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,29 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/shared/browsertest"
 )
-
-// browser starts headless Chromium for the test. Chromium is a test dependency like git: a
-// machine without it fails the test with the way to install it, it does not skip.
-func browser(t testing.TB) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("chromium not found on PATH: install it (apt-get install chromium; .ci/run does)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox, // tests run as root, where Chromium's sandbox refuses to start
-		chromedp.WindowSize(1280, 1024),
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelBrowser := chromedp.NewContext(ctx)
-	t.Cleanup(cancelBrowser)
-	return ctx
-}
 
 // applyExample creates the objects of a manifest of deploy/examples in namespace ns, as
 // `kubectl apply -n ns` would; vars replaces the placeholders the sandbox fills in.
@@ -60,38 +38,11 @@ func cardText(ctx context.Context, ns, name string) (string, error) {
 		`(document.querySelector('article[data-gate="%s/%s"]') || {innerText: ""}).innerText`, ns, name)))
 }
 
-func saveScreenshot(t *testing.T, ctx context.Context) {
-	t.Helper()
-	saveScreenshotAs(t, ctx, "kubectl-gate-ui.png")
-}
-
-// saveScreenshotAs keeps a screenshot of the whole page as a test artifact, in
-// $SLUICE_TEST_ARTIFACTS (or sluice-test-artifacts in the temporary directory).
-func saveScreenshotAs(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	dir := os.Getenv("SLUICE_TEST_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "sluice-test-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot of the page: %s", path)
-}
-
 // The demo's gates on the page, in a browser: their state, the Christmas freeze on the timeline,
 // the GitRepository waiting behind them, and a `kubectl gate open` showing up without a reload.
 func TestUIInABrowser(t *testing.T) {
 	g := NewWithT(t)
-	ctx := browser(t)
+	ctx := browsertest.New(t, 1280, 1024)
 	ns := env.Namespace(t)
 	applyExample(t, ns, "gates.yaml")
 	applyExample(t, ns, "gitrepository.yaml", "${SANDBOX_GIT_URL}", "http://127.0.0.1:9/demo.git")
@@ -187,5 +138,5 @@ func TestUIInABrowser(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(reloaded).To(BeFalse(), "the page was reloaded")
 
-	saveScreenshot(t, ctx)
+	browsertest.Screenshot(t, ctx, "kubectl-gate-ui.png")
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gatingv1alpha1 "github.com/sluice-gitops/sluice/gating-controller/api/v1alpha1"
+	"github.com/sluice-gitops/sluice/shared/browsertest"
 )
 
 // Replays the stored XSS of Argo CD's CVE-2026-45738 and CVE-2025-47933 (text a tenant writes,
@@ -28,7 +29,7 @@ import (
 // header removed from ui_handler.go, the inline handler inserted at the end runs and it fails.
 func TestUIShowsHostileTextAsText(t *testing.T) {
 	g := NewWithT(t)
-	ctx := browser(t)
+	ctx := browsertest.New(t, 1280, 1024)
 	ns := env.Namespace(t)
 	const (
 		imgReason   = `<img src=x id=injected-reason onerror="document.title='injected'">`
